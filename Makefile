@@ -1,0 +1,37 @@
+# The two sacred commands: `make demo` and `make test`. Both create the environment on a fresh machine.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+# Real data lives beside the checkout; AUTOREPARAM_DATA overrides it.
+AUTOREPARAM_DATA ?= $(abspath $(CURDIR)/../shared/data)
+export AUTOREPARAM_DATA
+
+.PHONY: install demo test test-slow bench report clean
+
+$(STAMP): pyproject.toml requirements.lock
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.lock
+	$(PY) -m pip install -q --no-deps -e .
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(VENV)/bin/autoreparam compare eight_schools
+
+test: install
+	JAX_PLATFORMS=cpu $(PY) -m pytest -q
+
+test-slow: install
+	JAX_PLATFORMS=cpu $(PY) -m pytest -q -m slow
+
+bench: install
+	$(VENV)/bin/autoreparam bench --out results/bench
+
+report: install
+	$(VENV)/bin/autoreparam report --results results/bench --out .
+
+clean:
+	rm -rf $(VENV) .pytest_cache build dist src/*.egg-info

@@ -1,0 +1,72 @@
+"""Which latents does each site's prior location or scale depend on? Found by tracing, not by names.
+
+We trace ``values -> (loc, scale) of every site`` to a jaxpr and ask JAX's dead-code elimination which
+inputs each output needs. This is exact for the program as traced (no false positives from names, no
+false negatives from a gradient that happens to vanish at the trace point).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+import jax
+import numpyro
+from numpyro import handlers
+
+from autoreparam.reparam.families import find_family, unwrap
+
+try:  # JAX's dead-code elimination on jaxprs; private but stable for years.
+    from jax._src.interpreters.partial_eval import dce_jaxpr as _dce_jaxpr
+except ImportError:  # pragma: no cover - only if a future JAX moves it
+    _dce_jaxpr = None
+
+
+def _site_params(model: Callable, args, kwargs, targets) -> Callable:
+    """``values -> {site: [loc, scale]}`` for ``targets`` with every latent fixed to ``values``."""
+
+    def params(values):
+        seeded = handlers.seed(handlers.substitute(model, data=values), rng_seed=0)
+        trace = handlers.trace(seeded).get_trace(*args, **kwargs)
+        out = {}
+        for name in targets:
+            base, _ = unwrap(trace[name]["fn"])
+            loc, scale = find_family(trace[name]["fn"]).loc_scale(base)
+            out[name] = [p for p in (loc, scale) if p is not None]
+        return out
+
+    return params
+
+
+def prior_dependencies(model, args, kwargs, values: Mapping, targets) -> dict[str, tuple[str, ...]]:
+    """For each target site, the latent sites its prior location or scale depends on.
+
+    ``values``: a value for every latent site (e.g. one prior draw); ``targets``: sites whose family
+    has a location and/or scale. Falls back to "depends on everything" when JAX's dead-code
+    elimination is unavailable, which can only make the default selection larger, never wrong.
+    """
+    targets = list(targets)
+    if not targets:
+        return {}
+    names = sorted(values)
+    others = {t: tuple(n for n in names if n != t) for t in targets}
+    if _dce_jaxpr is None:  # pragma: no cover
+        return others
+    with numpyro.validation_enabled(False):
+        closed, out_shape = jax.make_jaxpr(_site_params(model, args, kwargs, targets), return_shape=True)(
+            dict(values)
+        )
+    leaves_per_target = {t: len(jax.tree_util.tree_leaves(out_shape[t])) for t in targets}
+    # Output leaves are flattened in sorted-key order of the dict; so are the input leaves.
+    order = sorted(targets)
+    input_names = [n for n in names for _ in jax.tree_util.tree_leaves(values[n])]
+    result, start = {}, 0
+    total = sum(leaves_per_target.values())
+    for target in order:
+        count = leaves_per_target[target]
+        used_outputs = [start <= i < start + count for i in range(total)]
+        start += count
+        _, used_inputs = _dce_jaxpr(closed.jaxpr, used_outputs)
+        deps = {input_names[i] for i, used in enumerate(used_inputs) if used}
+        deps.discard(target)
+        result[target] = tuple(sorted(deps))
+    return result

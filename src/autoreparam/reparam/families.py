@@ -1,0 +1,181 @@
+"""Distribution families that partial centring can rewrite, and how.
+
+Partial centring (Gorinova, Moore & Hoffman 2020, "Automatic Reparameterisation of Probabilistic
+Programs", ICML; paper 000 Section 5.2, workshop paper 004 Section 2.2) replaces a latent
+``z ~ D(mu, s)`` by an auxiliary ``zt ~ D(a * mu, s ** b)`` and sets ``z = mu + s ** (1 - b) * (zt - a * mu)``.
+``a = b = 1`` is the centred program, ``a = b = 0`` the non-centred one, ``a = b = lambda`` the tied form
+of the ICML paper and separate ``a``, ``b`` the workshop form.
+
+A family knows three things: whether it matches a (NumPyro) distribution, the distribution's location
+and scale (used by site analysis to find latents with a latent-dependent prior), and how to build the
+auxiliary distribution together with the transform ``zt -> z``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import jax.numpy as jnp
+import numpyro.distributions as dist
+from numpyro.distributions import constraints
+from numpyro.distributions.transforms import ComposeTransform, ExpTransform, Transform
+
+
+class PartialCentringTransform(Transform):
+    """``zt -> mu + s ** (1 - b) * (zt - a * mu)``, elementwise (paper 000 Section 5.2).
+
+    Written as an explicit shift-and-scale rather than a generic affine map so that the inverse
+    ``a * mu + (z - mu) / s ** (1 - b)`` subtracts ``mu`` before dividing, which keeps precision when
+    ``s`` is tiny (the neck of a funnel).
+    """
+
+    domain = constraints.real
+    codomain = constraints.real
+
+    def __init__(self, loc, scale, loc_centring, scale_centring):
+        self.loc = loc
+        self.log_scale_factor = (1.0 - scale_centring) * jnp.log(scale)
+        self.loc_centring = loc_centring
+
+    def __call__(self, x):
+        return self.loc + jnp.exp(self.log_scale_factor) * (x - self.loc_centring * self.loc)
+
+    def _inverse(self, y):
+        return self.loc_centring * self.loc + (y - self.loc) * jnp.exp(-self.log_scale_factor)
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        return jnp.broadcast_to(self.log_scale_factor, jnp.shape(x))
+
+
+class ScaleCentringTransform(Transform):
+    """``zt -> s ** (1 - b) * zt`` for pure scale families on the positive half-line."""
+
+    domain = constraints.positive
+    codomain = constraints.positive
+
+    def __init__(self, scale, scale_centring):
+        self.log_scale_factor = (1.0 - scale_centring) * jnp.log(scale)
+
+    def __call__(self, x):
+        return jnp.exp(self.log_scale_factor) * x
+
+    def _inverse(self, y):
+        return y * jnp.exp(-self.log_scale_factor)
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        return jnp.broadcast_to(self.log_scale_factor, jnp.shape(x))
+
+
+@dataclass(frozen=True)
+class Family:
+    """How to partially centre one kind of distribution.
+
+    ``loc_scale(fn) -> (loc, scale)`` reads the parameters (``loc`` is ``None`` for pure scale
+    families); ``decentre(fn, a, b, shape) -> (aux_fn, transform)`` builds the auxiliary distribution
+    with batch shape ``shape`` and the transform from its value to the original value.
+    """
+
+    name: str
+    matches: Callable[[dist.Distribution], bool] = field(repr=False)
+    loc_scale: Callable = field(repr=False)
+    decentre: Callable = field(repr=False)
+    kind: str = "location-scale"  # "location-scale", "log-location-scale" or "scale"
+
+
+def _is(cls):
+    return lambda fn: type(fn) is cls
+
+
+def _loc_scale_family(cls, shape_params=()):
+    """A location-scale family on the real line; ``shape_params`` (e.g. StudentT's df) pass through."""
+
+    def loc_scale(fn):
+        return fn.loc, fn.scale
+
+    def decentre(fn, a, b, shape):
+        loc = jnp.broadcast_to(fn.loc, shape)
+        scale = jnp.broadcast_to(fn.scale, shape)
+        extra = {p: jnp.broadcast_to(getattr(fn, p), shape) for p in shape_params}
+        aux = cls(loc=a * loc, scale=jnp.exp(b * jnp.log(scale)), **extra)
+        return aux, PartialCentringTransform(loc, scale, a, b)
+
+    return Family(cls.__name__, _is(cls), loc_scale, decentre, "location-scale")
+
+
+def _log_normal_family():
+    """LogNormal through its underlying normal: ``log z`` is partially centred, then exponentiated."""
+
+    def loc_scale(fn):
+        return fn.loc, fn.scale
+
+    def decentre(fn, a, b, shape):
+        loc = jnp.broadcast_to(fn.loc, shape)
+        scale = jnp.broadcast_to(fn.scale, shape)
+        aux = dist.Normal(a * loc, jnp.exp(b * jnp.log(scale)))
+        transform = ComposeTransform([PartialCentringTransform(loc, scale, a, b), ExpTransform()])
+        return aux, transform
+
+    return Family("LogNormal", _is(dist.LogNormal), loc_scale, decentre, "log-location-scale")
+
+
+def _scale_family(cls, scale_of, build):
+    """A pure scale family with positive support: ``z = s ** (1 - b) zt``, ``zt ~ D(s ** b)``."""
+
+    def loc_scale(fn):
+        return None, scale_of(fn)
+
+    def decentre(fn, a, b, shape):
+        scale = jnp.broadcast_to(scale_of(fn), shape)
+        aux = build(jnp.exp(b * jnp.log(scale)))
+        return aux, ScaleCentringTransform(scale, b)
+
+    return Family(cls.__name__, _is(cls), loc_scale, decentre, "scale")
+
+
+def _registry() -> tuple[Family, ...]:
+    families = [
+        _loc_scale_family(dist.Normal),
+        _loc_scale_family(dist.StudentT, shape_params=("df",)),
+        _loc_scale_family(dist.Cauchy),
+        _loc_scale_family(dist.Laplace),
+        _loc_scale_family(dist.Logistic),
+        _loc_scale_family(dist.Gumbel),
+        _log_normal_family(),
+        _scale_family(dist.HalfNormal, lambda fn: fn.scale, dist.HalfNormal),
+        _scale_family(dist.HalfCauchy, lambda fn: fn.scale, dist.HalfCauchy),
+        _scale_family(dist.Exponential, lambda fn: 1.0 / fn.rate, lambda s: dist.Exponential(1.0 / s)),
+    ]
+    if hasattr(dist, "SoftLaplace"):
+        families.append(_loc_scale_family(dist.SoftLaplace))
+    return tuple(families)
+
+
+FAMILIES: tuple[Family, ...] = _registry()
+
+
+def unwrap(fn: dist.Distribution):
+    """Strip ``Independent`` and ``ExpandedDistribution`` wrappers (added by ``.to_event`` and plates).
+
+    Returns ``(base, event_dim)``: the base distribution and the number of event dimensions of the
+    wrapped site, so the auxiliary site can be rebuilt with the same shape and event dims.
+    """
+    event_dim = fn.event_dim
+    while isinstance(fn, (dist.Independent, dist.ExpandedDistribution)):
+        fn = fn.base_dist
+    return fn, event_dim
+
+
+def find_family(fn: dist.Distribution) -> Family | None:
+    """The family of a (possibly wrapped) distribution, or ``None`` when partial centring does not apply."""
+    base, _ = unwrap(fn)
+    if base.event_dim != 0:  # multivariate base distributions are not elementwise location-scale
+        return None
+    for family in FAMILIES:
+        if family.matches(base):
+            return family
+    return None
+
+
+def supported_family_names() -> list[str]:
+    return [f.name for f in FAMILIES]

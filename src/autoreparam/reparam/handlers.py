@@ -1,0 +1,171 @@
+"""Effect handlers that rewrite a centred NumPyro program: NumPyro programs in, NumPyro programs out.
+
+Each rewritten latent ``z`` becomes an auxiliary sample site ``{z}_decentered`` (NumPyro's suffix, so
+the result interoperates with ``numpyro.infer.reparam.LocScaleReparam``) followed by a deterministic
+site ``z`` holding the value in the original coordinates (paper 000 Section 4.2 and Appendix B.2-B.3;
+the workshop form with separate loc/scale centring is 004 Appendix B.2, with its typo
+``b ** rv_scale`` read as ``rv_scale ** b``).
+
+The rewritten program is a normal NumPyro model: use it with NumPyro's NUTS, SVI or Predictive.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable, Sequence
+
+import jax.numpy as jnp
+import numpyro
+from numpyro import handlers
+from numpyro.distributions import constraints
+from numpyro.infer.reparam import Reparam
+
+from autoreparam.errors import SiteError
+from autoreparam.reparam.families import find_family, supported_family_names, unwrap
+from autoreparam.reparam.parameterisation import Parameterisation, check_unit_interval
+from autoreparam.reparam.selection import select_sites
+from autoreparam.reparam.sites import analyse_model
+
+AUX_SUFFIX = "_decentered"
+
+
+def aux_name(name: str) -> str:
+    """The name of the auxiliary site that replaces latent ``name``."""
+    return f"{name}{AUX_SUFFIX}"
+
+
+def _centring_array(name: str, what: str, value, shape) -> jnp.ndarray:
+    value = jnp.asarray(value, dtype=jnp.result_type(float))
+    if value.ndim and value.shape != tuple(shape):
+        raise SiteError(name, f"{what} has shape {value.shape} but the site has shape {tuple(shape)}")
+    check_unit_interval(name, what, value)
+    return jnp.broadcast_to(value, shape)
+
+
+def decentre_site(name: str, fn, loc_centring, scale_centring):
+    """The auxiliary distribution of a site and the transform from its value to the original value.
+
+    Shared by the program rewrite below and by the coordinate maps (``autoreparam.coordinates``), so
+    the two cannot disagree.
+    """
+    family = find_family(fn)
+    if family is None:
+        base, _ = unwrap(fn)
+        raise SiteError(
+            name,
+            f"{type(base).__name__} has no location-scale form; supported families: "
+            f"{', '.join(supported_family_names())}",
+        )
+    base, event_dim = unwrap(fn)
+    shape = fn.shape()
+    a = _centring_array(name, "loc centring (a)", loc_centring, shape)
+    b = _centring_array(name, "scale centring (b)", scale_centring, shape)
+    aux, transform = family.decentre(base, a, b, shape)
+    if event_dim:
+        aux = aux.to_event(event_dim)
+    return aux, transform
+
+
+class PartialCentringReparam(Reparam):
+    """Rewrite ``z ~ D(mu, s)`` as ``zt ~ D(a mu, s^b)``, ``z = mu + s^(1-b) (zt - a mu)``.
+
+    ``a = b = 0`` is non-centring, ``a = b = 1`` the identity, anything between partial centring
+    (paper 000 Section 5.2). ``a`` and ``b`` broadcast against the site's full value shape, so every
+    element may have its own value, also under a plate.
+    """
+
+    def __init__(self, loc_centring, scale_centring=None):
+        self.loc_centring = loc_centring
+        self.scale_centring = loc_centring if scale_centring is None else scale_centring
+
+    def __call__(self, name, fn, obs):
+        if obs is not None:
+            raise SiteError(name, "is observed; observed sites are never reparameterised")
+        aux, transform = decentre_site(name, fn, self.loc_centring, self.scale_centring)
+        value = numpyro.sample(aux_name(name), aux)
+        return None, transform(value)
+
+
+class LearnableCentringReparam(Reparam):
+    """Partial centring whose ``a``/``b`` are NumPyro params in [0, 1], one per element (VIP's handler).
+
+    For use with NumPyro's SVI; autoreparam's own VIP passes the centring explicitly instead
+    (``autoreparam.vi``). Params are ``{name}_centring`` (tied) or ``{name}_loc_centring`` and
+    ``{name}_scale_centring`` (separate), initialised at ``init``.
+    """
+
+    def __init__(self, form: str = "tied", init: float = 0.5):
+        if form not in ("tied", "separate"):
+            raise ValueError(f"form must be 'tied' or 'separate', got '{form}'")
+        self.form, self.init = form, init
+
+    def __call__(self, name, fn, obs):
+        if obs is not None:
+            raise SiteError(name, "is observed; observed sites are never reparameterised")
+        shape = fn.shape()
+
+        def param(suffix):
+            return numpyro.param(f"{name}_{suffix}", jnp.full(shape, self.init), constraint=constraints.unit_interval)
+
+        if self.form == "tied":
+            a = b = param("centring")
+        else:
+            a, b = param("loc_centring"), param("scale_centring")
+        return PartialCentringReparam(a, b)(name, fn, obs)
+
+
+def reparameterise(model: Callable, parameterisation: Parameterisation) -> Callable:
+    """The program ``model`` with every site of ``parameterisation`` partially centred as it says."""
+
+    def config(msg):
+        name = msg["name"]
+        if msg.get("is_observed") or name not in parameterisation.loc_centring:
+            return None
+        return PartialCentringReparam(parameterisation.loc_centring[name], parameterisation.scale_centring[name])
+
+    return handlers.reparam(model, config=config)
+
+
+def _rewrite_per_call(model: Callable, sites, make_reparam: Callable) -> Callable:
+    """Wrap ``model`` so each call chooses its sites from that call's arguments (tracing, not names)."""
+
+    @functools.wraps(model)
+    def rewritten(*args, **kwargs):
+        plan = select_sites(analyse_model(model, *args, **kwargs), sites)
+        config = {site.name: make_reparam(site) for site in plan.sites}
+        return handlers.reparam(model, config=config)(*args, **kwargs)
+
+    return rewritten
+
+
+def noncentre(model: Callable, sites: str | Sequence[str] = "default") -> Callable:
+    """Non-centre the chosen latents: ``z ~ D(mu, s)`` becomes ``zt ~ D(0, 1)``, ``z = mu + s zt``."""
+    return _rewrite_per_call(model, sites, lambda site: PartialCentringReparam(0.0))
+
+
+def centre(model: Callable) -> Callable:
+    """The centred program is the program as written: the identity handler."""
+    return model
+
+
+def partially_centre(model: Callable, lam=None, sites="default", *, loc_centring=None, scale_centring=None):
+    """Partially centre with a given lambda (tied) or given ``loc_centring``/``scale_centring`` (separate).
+
+    Each value is a scalar for every element or a mapping site name -> array of the site's shape.
+    """
+    if lam is not None and (loc_centring is not None or scale_centring is not None):
+        raise ValueError("give either lam (tied form) or loc_centring and scale_centring (separate form)")
+    a = lam if lam is not None else loc_centring
+    b = lam if lam is not None else scale_centring
+    if a is None or b is None:
+        raise ValueError("partially_centre needs lam, or both loc_centring and scale_centring")
+
+    def pick(value, site):
+        return value[site.name] if isinstance(value, dict) else value
+
+    return _rewrite_per_call(model, sites, lambda site: PartialCentringReparam(pick(a, site), pick(b, site)))
+
+
+def learnable_centring(model: Callable, sites="default", form: str = "tied", init: float = 0.5) -> Callable:
+    """Partially centre with learnable per-element centring params (for NumPyro's SVI)."""
+    return _rewrite_per_call(model, sites, lambda site: LearnableCentringReparam(form, init))

@@ -1,0 +1,98 @@
+"""Which latent sites to reparameterise, and a recorded reason for every site.
+
+Policies (the user's ``sites`` argument):
+- ``"default"``: latents whose prior location or scale depends on another latent (found by tracing).
+  Plain priors with constant location and scale are left as written: non-centring them only
+  rescales a coordinate, which a diagonal preconditioner does anyway.
+- ``"all"``: every location-scale latent, as the paper's code does (REFERENCE.md, "Protocol").
+- a list of site names: exactly those; each must be a latent of a supported family.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from autoreparam.errors import ArgumentError, SiteError
+from autoreparam.reparam.families import supported_family_names
+from autoreparam.reparam.sites import ModelStructure, SiteInfo
+
+
+@dataclass(frozen=True)
+class SiteDecision:
+    name: str
+    reparameterise: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class ReparamPlan:
+    """The sites a parameterisation acts on, with a decision and a reason for every latent."""
+
+    structure: ModelStructure
+    sites: tuple[SiteInfo, ...]
+    decisions: tuple[SiteDecision, ...]
+    policy: str
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.sites)
+
+    def site(self, name: str) -> SiteInfo:
+        return self.structure[name]
+
+    def report(self) -> str:
+        """A table a person reads: one line per latent site."""
+        width = max(len(d.name) for d in self.decisions)
+        lines = [f"{'site':<{width}}  reparameterised  reason"]
+        for d in self.decisions:
+            lines.append(f"{d.name:<{width}}  {'yes' if d.reparameterise else 'no ':<15}  {d.reason}")
+        return "\n".join(lines)
+
+
+def _unsupported_reason(site: SiteInfo) -> str:
+    return (
+        f"left centred: {site.distribution} has no location-scale form "
+        f"(supported: {', '.join(supported_family_names())})"
+    )
+
+
+def _decide(site: SiteInfo, policy: str) -> SiteDecision:
+    if site.family is None:
+        return SiteDecision(site.name, False, _unsupported_reason(site))
+    if policy == "all":
+        return SiteDecision(site.name, True, f"{site.distribution} latent ('all' policy)")
+    if site.has_latent_prior:
+        return SiteDecision(
+            site.name, True, f"{site.distribution} prior depends on latent(s) {', '.join(site.depends_on)}"
+        )
+    return SiteDecision(site.name, False, "left centred: prior location and scale are constants")
+
+
+def select_sites(structure: ModelStructure, sites: str | Sequence[str] = "default") -> ReparamPlan:
+    """Apply a site policy to an analysed model and record the decision for every latent."""
+    if isinstance(sites, str):
+        if sites not in ("default", "all"):
+            raise ArgumentError(f"sites must be 'default', 'all' or a list of site names, got '{sites}'")
+        decisions = tuple(_decide(s, sites) for s in structure.latents)
+        policy = sites
+    else:
+        requested = list(sites)
+        known = set(structure.names)
+        for name in requested:
+            if name in structure.observed:
+                raise SiteError(name, "is observed; only latent sites can be reparameterised")
+            if name not in known:
+                raise SiteError(name, f"is not a latent site of the model (latents: {', '.join(structure.names)})")
+            site = structure[name]
+            if site.family is None:
+                raise SiteError(name, _unsupported_reason(site).replace("left centred: ", "cannot reparameterise: "))
+        decisions = tuple(
+            SiteDecision(s.name, True, "requested by name")
+            if s.name in requested
+            else SiteDecision(s.name, False, "not requested")
+            for s in structure.latents
+        )
+        policy = "explicit"
+    chosen = tuple(structure[d.name] for d in decisions if d.reparameterise)
+    return ReparamPlan(structure, chosen, decisions, policy)

@@ -1,0 +1,132 @@
+"""Site analysis: the latent sample sites of a centred NumPyro model, their families and dependencies.
+
+This is the first stage of the pipeline (centred model -> site analysis -> parameterisation ->
+coordinates -> VI -> samplers). It runs the model forward once and records, per latent site, what
+partial centring needs to know; it also rejects models that no gradient-based method can take.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from numpyro import handlers
+from numpyro.distributions import biject_to
+
+from autoreparam.errors import DataError, ModelError, SiteError
+from autoreparam.reparam.dependence import prior_dependencies
+from autoreparam.reparam.families import Family, find_family, unwrap
+
+
+@dataclass(frozen=True)
+class SiteInfo:
+    """One latent sample site as the model declares it."""
+
+    name: str
+    shape: tuple[int, ...]  # the full value shape (batch + event)
+    event_dim: int
+    unconstrained_shape: tuple[int, ...]  # shape in unconstrained space (differs e.g. for simplexes)
+    distribution: str  # class name of the base distribution, e.g. "Normal"
+    family: Family | None  # None: partial centring does not apply
+    depends_on: tuple[str, ...]  # latents its prior location/scale depend on
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=int))
+
+    @property
+    def has_latent_prior(self) -> bool:
+        return bool(self.depends_on)
+
+
+@dataclass(frozen=True)
+class ModelStructure:
+    """The latent sites (in program order) and observed sites of a model bound to its data."""
+
+    latents: tuple[SiteInfo, ...]
+    observed: tuple[str, ...]
+    prior_draw: dict = field(repr=False, compare=False)
+
+    def __getitem__(self, name: str) -> SiteInfo:
+        for site in self.latents:
+            if site.name == name:
+                return site
+        raise KeyError(name)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.latents)
+
+    @property
+    def num_latent_dims(self) -> int:
+        return sum(s.size for s in self.latents)
+
+
+def _check_finite_arguments(args, kwargs) -> None:
+    """Reject NaN or infinite data early, naming the argument, instead of returning NaN densities."""
+    named = [(f"positional argument {i}", a) for i, a in enumerate(args)]
+    named += [(f"keyword argument '{k}'", v) for k, v in kwargs.items()]
+    for label, value in named:
+        for leaf in jax.tree_util.tree_leaves(value):
+            arr = np.asarray(leaf) if not isinstance(leaf, jax.core.Tracer) else None
+            if arr is not None and arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+                bad = int(np.sum(~np.isfinite(arr)))
+                raise DataError(f"{label} of the model contains {bad} NaN or infinite value(s)")
+
+
+def _trace(model: Callable, args, kwargs, seed: int):
+    return handlers.trace(handlers.seed(model, rng_seed=seed)).get_trace(*args, **kwargs)
+
+
+def analyse_model(model: Callable, *args, seed: int = 0, **kwargs) -> ModelStructure:
+    """Trace ``model(*args, **kwargs)`` once and describe its latent sites.
+
+    Raises ``ModelError`` for a model with no latent site, ``SiteError`` for a discrete latent and
+    ``DataError`` for non-finite data (arguments or observed values).
+    """
+    _check_finite_arguments(args, kwargs)
+    trace = _trace(model, args, kwargs, seed)
+    latent_msgs, observed = [], []
+    for name, msg in trace.items():
+        if msg["type"] != "sample":
+            continue
+        if msg["is_observed"]:
+            value = msg["value"]
+            if not isinstance(value, jax.core.Tracer) and not bool(jnp.all(jnp.isfinite(value))):
+                raise DataError(f"observed site '{name}' contains NaN or infinite values")
+            observed.append(name)
+            continue
+        if msg["infer"].get("is_auxiliary"):
+            continue
+        if msg["fn"].support.is_discrete:
+            raise SiteError(
+                name,
+                f"discrete latent ({type(unwrap(msg['fn'])[0]).__name__}); gradient-based inference "
+                "needs continuous latents: marginalise it out or observe it",
+            )
+        latent_msgs.append((name, msg))
+    if not latent_msgs:
+        raise ModelError("the model has no latent sample site: there is nothing to infer")
+
+    prior_draw = {name: msg["value"] for name, msg in latent_msgs}
+    with_family = [name for name, msg in latent_msgs if find_family(msg["fn"]) is not None]
+    deps = prior_dependencies(model, args, kwargs, prior_draw, with_family)
+    latents = []
+    for name, msg in latent_msgs:
+        base, event_dim = unwrap(msg["fn"])
+        shape = tuple(jnp.shape(msg["value"]))
+        latents.append(
+            SiteInfo(
+                name=name,
+                shape=shape,
+                event_dim=event_dim,
+                unconstrained_shape=tuple(biject_to(msg["fn"].support).inverse_shape(shape)),
+                distribution=type(base).__name__,
+                family=find_family(msg["fn"]),
+                depends_on=deps.get(name, ()),
+            )
+        )
+    return ModelStructure(tuple(latents), tuple(observed), prior_draw)

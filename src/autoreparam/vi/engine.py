@@ -1,0 +1,145 @@
+"""Many variational fits at once: one compiled program, ``vmap`` over runs, ``lax.scan`` over steps.
+
+A run is one (parameterisation, learning rate) pair. Fixed parameterisations (CP, NCP, a given or
+rounded lambda) and learned ones (VIP) share the program: a run's centring is
+``learn * sigmoid(w) + (1 - learn) * fixed``, so for a fixed run the gradient with respect to ``w`` is
+exactly zero and Adam leaves ``w`` alone. This is how the paper's five learning rates, and the CP and
+NCP baselines "under the same protocol", run in parallel (paper 002 Appendix C; 000 Section 6.3 notes
+that "a deep PPL can often run multiple such optimizations in parallel at minimal cost").
+"""
+
+from __future__ import annotations
+
+import time
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from autoreparam.coordinates import Coordinates
+from autoreparam.reparam.parameterisation import Parameterisation
+from autoreparam.vi.meanfield import MeanField, elbo_terms, init_meanfield
+from autoreparam.vi.progress import progress_reporter
+from autoreparam.vi.protocol import VIConfig
+
+
+class Runs(NamedTuple):
+    """A batch of R runs; every leaf has a leading axis of size R."""
+
+    fixed: Parameterisation  # centring used where learn == 0
+    learn: jax.Array  # (R,) 1.0: learn the centring, 0.0: keep it fixed
+    learning_rate: jax.Array  # (R,)
+    init_loc: jax.Array  # (R, dim) initial mean of q
+    init_logit: Parameterisation  # initial logit of the learned centring (0 -> lambda = 0.5)
+
+
+class Params(NamedTuple):
+    q: MeanField
+    logit: Parameterisation  # unconstrained centring; sigmoid gives a and b
+
+
+class RunResults(NamedTuple):
+    """Per-run outcome, numpy arrays with a leading axis of size R."""
+
+    loc: np.ndarray
+    scale: np.ndarray
+    centring: Parameterisation
+    trace: np.ndarray  # (R, num_steps) ELBO estimate at every step
+    window_mean: np.ndarray  # mean ELBO over the last ``select_window`` steps
+    elbo: np.ndarray  # final ELBO from fresh draws
+    elbo_se: np.ndarray
+    nonfinite_steps: np.ndarray
+    compile_seconds: float
+    run_seconds: float
+
+
+def _centring(logit: Parameterisation, run: Runs, tied: bool) -> Parameterisation:
+    def mix(w, fixed):
+        return run.learn * jax.nn.sigmoid(w) + (1.0 - run.learn) * fixed
+
+    a = {n: mix(logit.loc_centring[n], run.fixed.loc_centring[n]) for n in logit.names}
+    source = logit.loc_centring if tied else logit.scale_centring
+    b = {n: mix(source[n], run.fixed.scale_centring[n]) for n in logit.names}
+    return Parameterisation.tree_unflatten(logit.names, (tuple(a[n] for n in logit.names), tuple(b[n] for n in logit.names)))
+
+
+def _final_elbo(log_density, q: MeanField, key, config: VIConfig):
+    """Mean and standard error of ``log p - log q`` over fresh draws, in chunks to bound memory."""
+    chunk = min(config.num_samples, config.final_num_samples)
+    num_chunks = max(1, config.final_num_samples // chunk)
+    keys = jax.random.split(key, num_chunks)
+    terms = jax.lax.map(lambda k: elbo_terms(log_density, q, k, chunk, stl=False), keys).reshape(-1)
+    return jnp.mean(terms), jnp.std(terms) / jnp.sqrt(terms.size)
+
+
+def build_fit_program(coords: Coordinates, config: VIConfig, tied: bool, report=None):
+    """A function ``(runs, keys) -> per-run outputs`` that fits every run; jit it once, call it often."""
+    optimiser = optax.scale_by_adam()
+    report_every = max(1, config.num_steps // 100)
+
+    def fit_one(run: Runs, key):
+        def log_density_at(logit):
+            param = _centring(logit, run, tied)
+            return lambda x: coords.log_density(coords.unravel(x), param)
+
+        def loss(params, step_key):
+            terms = elbo_terms(log_density_at(params.logit), params.q, step_key, config.num_samples, config.stl)
+            elbo = jnp.mean(terms)
+            return -elbo, elbo
+
+        params = Params(init_meanfield(run.init_loc, config.init_scale), run.init_logit)
+        opt_state = optimiser.init(params)
+
+        def step(carry, t):
+            params, opt_state, key = carry
+            key, step_key = jax.random.split(key)
+            (_, elbo), grads = jax.value_and_grad(loss, has_aux=True)(params, step_key)
+            leaves = jax.tree_util.tree_leaves(grads)
+            finite = jnp.isfinite(elbo) & jnp.all(jnp.array([jnp.all(jnp.isfinite(g)) for g in leaves]))
+            direction, new_opt_state = optimiser.update(grads, opt_state, params)
+            rate = run.learning_rate * config.learning_rate_factor(t)
+            new_params = jax.tree_util.tree_map(lambda p, d: p - rate * d, params, direction)
+            # A non-finite step (e.g. an overflow at an extreme draw) is skipped, not propagated.
+            keep = lambda new, old: jnp.where(finite, new, old)  # noqa: E731
+            params = jax.tree_util.tree_map(keep, new_params, params)
+            opt_state = jax.tree_util.tree_map(keep, new_opt_state, opt_state)
+            if report is not None:
+                jax.lax.cond(t % report_every == 0, lambda: jax.debug.callback(report, t, elbo), lambda: None)
+            return (params, opt_state, key), (elbo, finite)
+
+        key, final_key = jax.random.split(key)
+        (params, _, _), (trace, finite) = jax.lax.scan(step, (params, opt_state, key), jnp.arange(config.num_steps))
+        window = trace[-config.select_window :]
+        window_mean = jnp.where(jnp.all(jnp.isfinite(window)), jnp.mean(window), -jnp.inf)
+        centring = _centring(params.logit, run, tied)
+        elbo, elbo_se = _final_elbo(log_density_at(params.logit), params.q, final_key, config)
+        return dict(
+            loc=params.q.loc,
+            scale=params.q.scale,
+            centring=centring,
+            trace=trace,
+            window_mean=window_mean,
+            elbo=elbo,
+            elbo_se=elbo_se,
+            nonfinite_steps=jnp.sum(~finite),
+        )
+
+    return jax.vmap(fit_one)
+
+
+def run_fits(coords: Coordinates, runs: Runs, config: VIConfig, tied: bool, seed: int, label: str = "VI") -> RunResults:
+    """Fit every run of ``runs`` in one compiled program and return per-run results."""
+    num_runs = int(runs.learn.shape[0])
+    keys = jax.random.split(jax.random.PRNGKey(seed), num_runs)
+    with progress_reporter(config.num_steps, label, enabled=config.progress) as report:
+        program = jax.jit(build_fit_program(coords, config, tied, report if config.progress else None))
+        start = time.perf_counter()
+        compiled = program.lower(runs, keys).compile()
+        compile_seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        out = jax.block_until_ready(compiled(runs, keys))
+        run_seconds = time.perf_counter() - start
+    out = jax.tree_util.tree_map(np.asarray, out)
+    return RunResults(**out, compile_seconds=compile_seconds, run_seconds=run_seconds)

@@ -1,0 +1,50 @@
+"""The variational protocol: the paper's settings as defaults, every one of them an argument.
+
+Paper 002 Appendix C and REFERENCE.md ("Protocol of the authors' code"): Adam, 3000 steps, 256 Monte
+Carlo samples per ELBO estimate, learning rates {0.02, 0.05, 0.1, 0.2, 0.4} each run separately and
+dropped to lr/5 after 1/3 and lr/20 after 2/3 of the steps; keep the run with the best mean ELBO over
+its last 32 steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax.numpy as jnp
+
+from autoreparam.errors import ArgumentError
+
+
+@dataclass(frozen=True)
+class VIConfig:
+    num_steps: int = 3000
+    num_samples: int = 256
+    learning_rates: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.4)
+    decay_fractions: tuple[float, ...] = (1 / 3, 2 / 3)
+    decay_factors: tuple[float, ...] = (1 / 5, 1 / 20)
+    select_window: int = 32
+    final_num_samples: int = 4096  # fresh draws for the reported ELBO and its standard error
+    init_scale: float = 0.1
+    stl: bool = True
+    progress: bool = True
+
+    def __post_init__(self):
+        for field in ("num_steps", "num_samples", "select_window", "final_num_samples"):
+            if int(getattr(self, field)) <= 0:
+                raise ArgumentError(f"VIConfig.{field} must be a positive integer, got {getattr(self, field)}")
+        if not self.learning_rates or any(lr <= 0 for lr in self.learning_rates):
+            raise ArgumentError(f"VIConfig.learning_rates must be positive, got {self.learning_rates}")
+        if len(self.decay_fractions) != len(self.decay_factors):
+            raise ArgumentError("VIConfig.decay_fractions and decay_factors must have the same length")
+        if self.init_scale <= 0:
+            raise ArgumentError(f"VIConfig.init_scale must be positive, got {self.init_scale}")
+
+    def learning_rate_factor(self, step):
+        """Piecewise-constant decay: 1, then each factor once its fraction of the steps has passed."""
+        factor = jnp.ones((), dtype=jnp.result_type(float))
+        for fraction, value in zip(self.decay_fractions, self.decay_factors):
+            factor = jnp.where(step >= int(round(fraction * self.num_steps)), value, factor)
+        return factor
+
+
+PAPER = VIConfig()
