@@ -69,6 +69,9 @@ class Coordinates:
         template = {s.name: jnp.zeros(s.unconstrained_shape) for s in self.structure.latents}
         flat, self._unravel = ravel_pytree(template)
         self.dim = int(flat.size)
+        original = {s.name: jnp.zeros(s.shape) for s in self.structure.latents}
+        flat, self._unravel_original = ravel_pytree(original)
+        self.original_dim = int(flat.size)
 
     # --- flat vectors (what samplers and VI see) ------------------------------------------------
     def ravel(self, tree: dict) -> jax.Array:
@@ -77,13 +80,38 @@ class Coordinates:
     def unravel(self, flat: jax.Array) -> dict:
         return self._unravel(flat)
 
-    def element_names(self) -> list[str]:
-        """A label per flat coordinate, e.g. ``theta[3]``, in ``ravel`` order."""
+    def ravel_original(self, z: dict) -> jax.Array:
+        """Constrained original values to one flat vector (the layout diagnostics read)."""
+        return ravel_pytree({n: z[n] for n in self.names})[0]
+
+    def unravel_original(self, flat: jax.Array) -> dict:
+        return self._unravel_original(flat)
+
+    def split_original(self, flat: np.ndarray) -> dict[str, np.ndarray]:
+        """``(..., original_dim)`` numpy array -> {site: (..., *shape)}; the inverse of ``ravel_original``."""
+        flat = np.asarray(flat)
+        lead, out, offset = flat.shape[:-1], {}, 0
+        for name in sorted(self.names):
+            site = self.structure[name]
+            out[name] = flat[..., offset : offset + site.size].reshape(lead + site.shape)
+            offset += site.size
+        return out
+
+    def _labels(self, shape_of) -> list[str]:
         labels = {}
         for site in self.structure.latents:
-            idx = np.ndindex(*site.unconstrained_shape) if site.unconstrained_shape else [()]
+            shape = shape_of(site)
+            idx = np.ndindex(*shape) if shape else [()]
             labels[site.name] = [site.name + (f"[{','.join(map(str, i))}]" if i else "") for i in idx]
         return [lab for n in sorted(labels) for lab in labels[n]]
+
+    def element_names(self) -> list[str]:
+        """A label per flat unconstrained coordinate, e.g. ``theta[3]``, in ``ravel`` order."""
+        return self._labels(lambda site: site.unconstrained_shape)
+
+    def original_element_names(self) -> list[str]:
+        """A label per flat original (constrained) element, in ``ravel_original`` order."""
+        return self._labels(lambda site: site.shape)
 
     def _check(self, tree: dict, what: str) -> None:
         missing = [n for n in self.names if n not in tree]

@@ -21,7 +21,7 @@ import optax
 from autoreparam.coordinates import Coordinates
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.vi.meanfield import MeanField, elbo_terms, init_meanfield
-from autoreparam.vi.progress import progress_reporter
+from autoreparam.progress import progress_reporter
 from autoreparam.vi.protocol import VIConfig
 
 

@@ -1,0 +1,166 @@
+"""``infer``: one entry point from a centred NumPyro model to posterior samples.
+
+Pipeline: site analysis -> site plan -> coordinates -> variational fits (CP, NCP, VIP as the method
+needs) -> sampler (HMC, iHMC or NUTS, started from q and preconditioned by its scales) -> diagnostics.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+
+from autoreparam.auto import choose_parameterisation, draws_from_q, pilot_config
+from autoreparam.coordinates import Coordinates
+from autoreparam.diagnostics.ess import paper_metric
+from autoreparam.errors import ArgumentError
+from autoreparam.initial import initial_values
+from autoreparam.mcmc.config import PAPER_L_GRID, HMCConfig, NUTSConfig
+from autoreparam.mcmc.hmc import CycleSampler
+from autoreparam.mcmc.nuts import NUTSSampler
+from autoreparam.mcmc.oracle import check_grid, oracle_leapfrog
+from autoreparam.reparam.parameterisation import Parameterisation
+from autoreparam.reparam.selection import select_sites
+from autoreparam.reparam.sites import analyse_model
+from autoreparam.result import InferenceResult, compute_diagnostics
+from autoreparam.vi.fits import fit_parameterisations
+from autoreparam.vi.protocol import VIConfig
+from autoreparam.vi.vip import run_vip
+
+METHODS = ("cp", "ncp", "vip", "ihmc", "auto")
+KERNELS = ("hmc", "nuts")
+# "auto" needs the VIP fit only as evidence next to pilot chains, so it uses a lighter protocol.
+AUTO_VI = VIConfig(num_steps=1000, num_samples=64, learning_rates=(0.02, 0.1), final_num_samples=1024)
+
+
+def _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_leapfrog) -> str:
+    if method not in METHODS:
+        raise ArgumentError(f"unknown method '{method}'; choose one of {', '.join(METHODS)}")
+    kernel = ("nuts" if method == "auto" else "hmc") if kernel is None else kernel
+    if kernel not in KERNELS:
+        raise ArgumentError(f"unknown kernel '{kernel}'; choose one of {', '.join(KERNELS)}")
+    if method == "ihmc" and kernel != "hmc":
+        raise ArgumentError("method 'ihmc' interleaves fixed-length HMC steps; use kernel='hmc'")
+    for name, value in (("num_chains", num_chains), ("num_warmup", num_warmup), ("num_samples", num_samples)):
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0:
+            raise ArgumentError(f"{name} must be a positive integer, got {value!r}")
+    if num_leapfrog != "oracle" and (not isinstance(num_leapfrog, (int, np.integer)) or num_leapfrog <= 0):
+        raise ArgumentError(f"num_leapfrog must be a positive integer or 'oracle', got {num_leapfrog!r}")
+    return kernel
+
+
+def _variational_fits(method, coords, init, vi_config, form, seed):
+    """The fits a method needs, the fits to sample in, and why."""
+    plan = coords.plan
+    if method in ("vip", "auto"):
+        vip = run_vip(coords, init, vi_config, form=form, discrete=False, seed=seed)
+        return vip, vip.fits
+    targets = {"cp": Parameterisation.centred(plan), "ncp": Parameterisation.non_centred(plan)}
+    wanted = {"cp": ["cp"], "ncp": ["ncp"], "ihmc": ["cp", "ncp"]}[method]
+    fits, _ = fit_parameterisations(coords, {k: targets[k] for k in wanted}, init, vi_config, seed=seed, label="VI")
+    return fits, fits
+
+
+def infer(
+    model: Callable,
+    *model_args,
+    method: str = "auto",
+    kernel: str | None = None,
+    num_chains: int = 4,
+    num_warmup: int = 1000,
+    num_samples: int = 2000,
+    seed: int = 0,
+    sites: str | Sequence[str] = "default",
+    form: str = "tied",
+    num_leapfrog: int | str = "oracle",
+    leapfrog_grid: Sequence[int] = PAPER_L_GRID,
+    step_size_rule: str = "sign",
+    vi_config: VIConfig | None = None,
+    init_strategy: Callable | None = None,
+    progress: bool = True,
+    **model_kwargs,
+) -> InferenceResult:
+    """Sample the posterior of the centred ``model(*model_args, **model_kwargs)`` in a better parameterisation.
+
+    ``method``: "cp", "ncp", "vip" (VIP-HMC, paper 000 Algorithm 2), "ihmc" (Algorithm 1) or "auto" (our
+    default: CP, NCP or VIP chosen by pilot chains, then NUTS). ``kernel``: "hmc" (fixed L, the paper's
+    set-up; L by oracle over ``leapfrog_grid`` unless given) or "nuts"; "auto" defaults to NUTS, the
+    others to HMC. Samples and initial values are always in the original coordinates.
+    """
+    kernel = _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_leapfrog)
+    leapfrog_grid = check_grid(leapfrog_grid)
+    timing = {}
+    start = time.perf_counter()
+    structure = analyse_model(model, *model_args, seed=seed, **model_kwargs)
+    plan = select_sites(structure, sites)
+    coords = Coordinates(model, model_args, model_kwargs, plan)
+    init = initial_values(model, model_args, model_kwargs, structure.names, init_strategy, seed)
+    if vi_config is None:
+        vi_config = AUTO_VI if method == "auto" else VIConfig()
+    vi_config = dataclasses.replace(vi_config, progress=progress)
+    vi, fits = _variational_fits(method, coords, init, vi_config, form, seed)
+    timing["variational"] = time.perf_counter() - start
+
+    if method == "auto":
+        start = time.perf_counter()
+        label, decision, _ = choose_parameterisation(
+            coords, vi, num_chains, seed + 1, pilot_config(num_warmup, num_samples)
+        )
+        timing["pilot"] = time.perf_counter() - start
+        spaces = [fits[label]]
+    elif method == "ihmc":
+        spaces, decision = [fits["cp"], fits["ncp"]], "interleaved HMC: one CP and one NCP step per iteration"
+    else:
+        spaces = [fits[method]]
+        decision = {"cp": "centred, as written", "ncp": "every planned site non-centred"}.get(method)
+        if method == "vip":
+            decision = f"VIP-HMC; variational check: {vi.reason}"
+
+    start = time.perf_counter()
+    positions = draws_from_q(spaces[0], num_chains, seed)
+    oracle = None
+    if kernel == "nuts":
+        sampler = NUTSSampler(coords, NUTSConfig(num_warmup=num_warmup, num_samples=num_samples))
+        chains = sampler.run(spaces[0].parameterisation, spaces[0].scale ** 2, positions, seed)
+    else:
+        config = HMCConfig(num_warmup=num_warmup, num_samples=num_samples, step_size_rule=step_size_rule)
+        params = tuple(f.parameterisation for f in spaces)
+        inverse_mass = np.stack([f.scale**2 for f in spaces])
+        if num_leapfrog == "oracle":
+            oracle = _pilot_oracle(coords, params, inverse_mass, positions, config, leapfrog_grid, seed)
+            num_leapfrog = oracle.best_leapfrog
+        chains = CycleSampler(coords, len(spaces), config).run(params, inverse_mass, positions, num_leapfrog, seed)
+    timing["sampling"] = time.perf_counter() - start
+    timing["compile"] = chains.seconds.get("compile", 0.0)
+
+    samples = coords.split_original(chains.draws)
+    lam = spaces[-1].parameterisation.lam if method != "cp" else spaces[0].parameterisation.lam
+    return InferenceResult(
+        method=method if method != "auto" else f"auto -> {spaces[0].label}",
+        kernel=kernel,
+        samples=samples,
+        parameterisation=lam,
+        num_grad_evals=int(np.sum(chains.grad_evals)),
+        diagnostics=compute_diagnostics(samples, chains, oracle),
+        decision=decision,
+        plan=plan,
+        chains=chains,
+        vi=vi,
+        timing=timing,
+    )
+
+
+def _pilot_oracle(coords, params, inverse_mass, positions, config, grid, seed):
+    """Choose L on short pilot runs (same warm-up, an eighth of the draws), scored by the paper metric."""
+    pilot = dataclasses.replace(config, num_samples=max(100, config.num_samples // 8))
+    sampler = CycleSampler(coords, len(params), pilot)
+
+    def score(result):
+        metric = paper_metric(coords.split_original(result.draws), result.grad_evals)
+        return metric.mean, metric.se
+
+    return oracle_leapfrog(
+        lambda L: sampler.run(params, inverse_mass, positions, L, seed + 7919), score, grid
+    )

@@ -1,0 +1,52 @@
+"""Step-size adaptation rules with one interface: ``init(log_step) -> state``, ``update(state, accept)``,
+``current(state) -> log_step`` (the value to use while adapting) and ``final(state) -> log_step``.
+
+- ``sign``: ``log s_{t+1} = log s_t + rate * sign(alpha_t - target)`` (paper 002 Appendix C, after
+  Andrieu & Thoms 2008 Section 4.2).
+- ``dual_averaging``: BlackJAX's implementation of Hoffman & Gelman (2014) Section 3.2.1.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+from blackjax.adaptation.step_size import dual_averaging_adaptation
+
+from autoreparam.mcmc.config import HMCConfig
+
+
+class StepSizeRule(NamedTuple):
+    init: callable
+    update: callable
+    current: callable
+    final: callable
+
+
+def sign_rule(rate: float, target: float) -> StepSizeRule:
+    def update(log_step, accept):
+        # NaN acceptance (a failed proposal) counts as a rejection.
+        accept = jnp.where(jnp.isfinite(accept), accept, 0.0)
+        return log_step + rate * jnp.sign(accept - target)
+
+    return StepSizeRule(lambda log_step: log_step, update, lambda s: s, lambda s: s)
+
+
+def dual_averaging_rule(target: float) -> StepSizeRule:
+    da_init, da_update, _ = dual_averaging_adaptation(target)
+
+    def update(state, accept):
+        return da_update(state, jnp.where(jnp.isfinite(accept), accept, 0.0))
+
+    return StepSizeRule(
+        lambda log_step: da_init(jnp.exp(log_step)),
+        update,
+        lambda state: state.log_step_size,
+        lambda state: state.log_step_size_avg,
+    )
+
+
+def make_rule(config: HMCConfig) -> StepSizeRule:
+    if config.step_size_rule == "sign":
+        return sign_rule(config.sign_rate, config.target_accept)
+    return dual_averaging_rule(config.target_accept)

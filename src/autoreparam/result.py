@@ -1,0 +1,117 @@
+"""What ``infer`` returns: samples in the original coordinates, the parameterisation, cost and diagnostics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from autoreparam.diagnostics.ess import EfficiencyMetric, paper_metric
+from autoreparam.diagnostics.standard import StandardDiagnostics, standard_diagnostics
+from autoreparam.mcmc.chains import ChainResult
+from autoreparam.mcmc.oracle import OracleResult
+from autoreparam.reparam.selection import ReparamPlan
+
+
+@dataclass(frozen=True)
+class Diagnostics:
+    """The paper's metric, ArviZ's standard diagnostics and the sampler's health counters."""
+
+    efficiency: EfficiencyMetric  # ESS per 1000 gradients: per chain, min over elements (paper, Section 6)
+    standard: StandardDiagnostics  # bulk/tail ESS and split R-hat (ArviZ)
+    divergences: int  # sampling phase, all chains
+    warmup_divergences: int
+    acceptance: np.ndarray  # (chains, spaces)
+    step_size: np.ndarray  # (chains, spaces)
+    num_leapfrog: int | None
+    oracle: OracleResult | None = None
+
+    @property
+    def ess_per_1000_grads(self) -> tuple[float, float]:
+        return self.efficiency.mean, self.efficiency.se
+
+
+def compute_diagnostics(samples: dict, chains: ChainResult, oracle: OracleResult | None = None) -> Diagnostics:
+    return Diagnostics(
+        efficiency=paper_metric(samples, chains.grad_evals),
+        standard=standard_diagnostics(samples),
+        divergences=int(np.sum(chains.divergences)),
+        warmup_divergences=int(np.sum(chains.warmup_divergences)),
+        acceptance=chains.acceptance,
+        step_size=chains.step_size,
+        num_leapfrog=chains.num_leapfrog,
+        oracle=oracle,
+    )
+
+
+def _fmt_lambda(lam: np.ndarray) -> str:
+    flat = np.asarray(lam).ravel()
+    text = " ".join(f"{x:.2f}" for x in flat[:10])
+    return f"[{text}{' ...' if flat.size > 10 else ''}]"
+
+
+@dataclass(frozen=True)
+class InferenceResult:
+    """Posterior samples of a centred model, drawn in a better parameterisation.
+
+    ``samples``: {latent site: array (chains, draws, *shape)} in the original, constrained coordinates.
+    ``parameterisation``: lambda per reparameterised site and element (1 = centred, 0 = non-centred);
+    for iHMC the non-centred half's (the centred half is all ones).
+    ``num_grad_evals``: model gradient evaluations of the sampling phase, all chains together.
+    """
+
+    method: str
+    kernel: str
+    samples: dict[str, np.ndarray]
+    parameterisation: dict[str, np.ndarray]
+    num_grad_evals: int
+    diagnostics: Diagnostics
+    decision: str
+    plan: ReparamPlan = field(repr=False)
+    chains: ChainResult = field(repr=False)
+    vi: Any = field(repr=False, default=None)
+    timing: dict = field(default_factory=dict)
+
+    def summary(self) -> str:
+        d = self.diagnostics
+        mean, se = d.ess_per_1000_grads
+        lines = [
+            f"method: {self.method} ({self.kernel}), {self.chains.num_chains} chains x {self.chains.num_draws} draws",
+            f"why: {self.decision}",
+            f"ESS per 1000 gradient evaluations (paper metric, min over elements): {mean:.3f} +- {se:.3f}"
+            f"  [worst element: {d.efficiency.min_element_name}]",
+            f"min bulk ESS {d.standard.min_ess_bulk:.0f}, min tail ESS {d.standard.min_ess_tail:.0f}, "
+            f"max R-hat {d.standard.max_r_hat:.3f}",
+            f"divergences: {d.divergences} (sampling), {d.warmup_divergences} (warm-up); "
+            f"gradient evaluations: {self.num_grad_evals}",
+            f"acceptance per space: {np.round(d.acceptance.mean(axis=0), 3).tolist()}"
+            + (f"; leapfrog steps L = {d.num_leapfrog}" if d.num_leapfrog else ""),
+            "",
+            f"{'site':<14}{'mean':>10}{'sd':>10}{'5%':>10}{'95%':>10}{'bulk ESS':>10}{'R-hat':>8}",
+        ]
+        for name, value in self.samples.items():
+            flat = value.reshape(value.shape[0] * value.shape[1], -1)
+            ess = np.asarray(d.standard.ess_bulk[name]).ravel()
+            rhat = np.asarray(d.standard.r_hat[name]).ravel()
+            for j in range(flat.shape[1]):
+                label = name if flat.shape[1] == 1 else f"{name}[{j}]"
+                col = flat[:, j]
+                q5, q95 = np.percentile(col, [5, 95])
+                lines.append(
+                    f"{label:<14}{col.mean():>10.3f}{col.std():>10.3f}{q5:>10.3f}{q95:>10.3f}"
+                    f"{ess[j]:>10.0f}{rhat[j]:>8.3f}"
+                )
+        if self.parameterisation:
+            lines += ["", "parameterisation (lambda: 1 = centred, 0 = non-centred):"]
+            lines += [f"  {n}: {_fmt_lambda(v)}" for n, v in self.parameterisation.items()]
+        timing = ", ".join(f"{k} {v:.1f}s" for k, v in self.timing.items())
+        lines += ["", f"wall time: {timing}"]
+        return "\n".join(lines)
+
+    def to_arviz(self):
+        """An ``arviz.InferenceData`` with the posterior and per-draw sample_stats."""
+        import arviz as az  # imported lazily: heavy, and only needed here
+
+        stats = {k: np.asarray(v) for k, v in self.chains.draw_stats.items()}
+        return az.from_dict(posterior=dict(self.samples), sample_stats=stats)
