@@ -1,0 +1,34 @@
+"""Argument checks for the toy models, run only on concrete values (never on traced ones)."""
+
+from __future__ import annotations
+
+import numpy as np
+from jax.core import Tracer
+
+from autoreparam.errors import ArgumentError
+
+
+def check_interval(name: str, value, low: float, high: float) -> None:
+    """`ArgumentError` unless every element of `value` lies in ``[low, high]``; None passes."""
+    if value is None or isinstance(value, Tracer):
+        return
+    array = np.asarray(value, dtype=np.float64)
+    # Written so that NaN fails: NaN compares false with everything.
+    if not np.all((array >= low) & (array <= high)):
+        raise ArgumentError(f"{name} must lie in [{low}, {high}], got {value!r}")
+
+
+def check_positive(name: str, value) -> None:
+    """`ArgumentError` unless every element of `value` is finite and > 0."""
+    if isinstance(value, Tracer):
+        return
+    array = np.asarray(value, dtype=np.float64)
+    if not np.all(np.isfinite(array) & (array > 0)):
+        raise ArgumentError(f"{name} must be finite and positive, got {value!r}")
+
+
+def check_count(name: str, value) -> int:
+    """`value` as a positive int, or `ArgumentError`."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ArgumentError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)

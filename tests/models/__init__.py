@@ -1,0 +1,1 @@
+"""Tests of autoreparam.models: the model zoo and its data loaders."""

@@ -1,0 +1,50 @@
+"""Fixtures for the model-zoo tests.
+
+Real data come from ``$AUTOREPARAM_DATA`` (default /work/shared/data, read-only); tests that need
+them skip with a clear reason when the folder is absent. The user cache is redirected to a
+temporary folder for the whole session, so the tests never write to ~/.cache.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+# `make test` installs the package (pip install -e .); this lets a bare checkout run too.
+_SRC = Path(__file__).resolve().parents[2] / "src"
+try:
+    import autoreparam  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(_SRC))
+
+DEFAULT_DATA_DIR = "/work/shared/data"
+# One file per data set: enough to tell whether the folder is there at all.
+_PROBE_FILES = ("radon/srrs2.dat", "german_credit/german.data", "election88/election88_full.data.json")
+
+
+def real_data_dir() -> Path:
+    return Path(os.environ.get("AUTOREPARAM_DATA") or DEFAULT_DATA_DIR)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_user_cache(tmp_path_factory):
+    """Point XDG_CACHE_HOME at a fresh folder so the .npz cache lands there, not in ~/.cache."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg_cache")))
+        yield
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The real data folder; skips the test if it is not there."""
+    root = real_data_dir()
+    missing = [f for f in _PROBE_FILES if not (root / f).is_file()]
+    if missing:
+        pytest.skip(
+            f"real data not found: {root} lacks {missing}. Set AUTOREPARAM_DATA to a folder laid out "
+            "like /work/shared/data to run the data tests."
+        )
+    return root
