@@ -4,9 +4,10 @@ Section 3 and Appendix A.3 of the paper measure a parameterisation by
 
     kappa*(V) = min over diagonal D > 0 of kappa(D V D),
 
-which models sampling with a fitted diagonal mass matrix. Appendix A.3 solves the 2 x 2 case by hand;
-for n x n we solve it as a convex problem. With B = V^-1/2 and P = diag(p) = D^-2, the eigenvalues of
-D V D are the reciprocals of those of M(p) = B P B = sum_i p_i b_i b_i^T, and kappa is scale-free, so
+which models sampling with a fitted diagonal mass matrix. Appendix A.3 solves the 2 x 2 case by
+hand; for n x n we solve it as a convex problem. With B = V^-1/2 and P = diag(p) = D^-2, the
+eigenvalues of D V D are the reciprocals of those of M(p) = B P B = sum_i p_i b_i b_i^T, and kappa
+is scale-free, so
 
     1 / kappa*(V) = max s   subject to   s I <= M(p) <= I,
 
@@ -24,7 +25,7 @@ import numpy as np
 from autoreparam.errors import ArgumentError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays: no element-wise ==
 class BestDiagonal:
     """Result of `best_diagonal_preconditioner`.
 
@@ -52,7 +53,8 @@ def best_diagonal_preconditioner(cov, *, rtol: float = 1e-10) -> BestDiagonal:
     """The optimal diagonal preconditioner of `cov` and the condition number it achieves.
 
     Args:
-        cov: (n, n) symmetric positive-definite matrix (a covariance; a precision gives the same kappa).
+        cov: (n, n) symmetric positive-definite matrix (a covariance; its inverse, the precision,
+            has the same kappa*).
         rtol: relative accuracy wanted on 1 / kappa (the barrier method's duality-gap bound).
     """
     cov = _check_spd(cov, "cov")
@@ -66,10 +68,22 @@ def best_diagonal_preconditioner(cov, *, rtol: float = 1e-10) -> BestDiagonal:
         raise ArgumentError("cov is numerically singular; its condition number is unbounded")
     if n == 1:
         return BestDiagonal(kappa=1.0, scales=np.ones(1))
+    if n == 2:
+        # Closed form (the case of Appendix A.3): D V D = [[a, c], [c, b]] keeps r^2 = c^2 / (ab),
+        # and kappa = (T + sqrt(T^2 - 4 det)) / (T - sqrt(T^2 - 4 det)) grows with
+        # T^2 / det = (a + b)^2 / (ab (1 - r^2)), smallest at a = b: the correlation matrix,
+        # whose eigenvalues are 1 +- |r|.
+        r = abs(corr[0, 1])
+        return BestDiagonal(kappa=float((1.0 + r) / (1.0 - r)), scales=unit / unit.max())
     b = (eigenvectors / np.sqrt(eigenvalues)) @ eigenvectors.T  # corr^-1/2; column i is b_i
-    p, s = _maximise_smallest_eigenvalue(b, eigenvalues, rtol)
+    p, _ = _maximise_smallest_eigenvalue(b, eigenvalues, rtol)
+    # Report the condition number the found D achieves (eigenvalues of D V D are those of M(p)
+    # inverted); it is at most 1 / s, the barrier iterate's bound.
+    m_eigenvalues = np.linalg.eigvalsh((b * p[None, :]) @ b.T)
     scales = unit / np.sqrt(p)
-    return BestDiagonal(kappa=float(1.0 / s), scales=scales / scales.max())
+    return BestDiagonal(
+        kappa=float(m_eigenvalues[-1] / m_eigenvalues[0]), scales=scales / scales.max()
+    )
 
 
 def _maximise_smallest_eigenvalue(b: np.ndarray, corr_eigenvalues: np.ndarray, rtol: float):

@@ -77,7 +77,7 @@ class LinearGaussianModel:
 
 
 def topological_order(weights: np.ndarray) -> np.ndarray:
-    """An order in which every latent comes after its parents; ModelError if the graph has a cycle."""
+    """An order in which every latent follows its parents; ModelError if the graph has a cycle."""
     parents = np.asarray(weights) != 0
     n = parents.shape[0]
     if np.any(np.diag(parents)):
@@ -110,7 +110,7 @@ def posterior_precision(model: LinearGaussianModel) -> np.ndarray:
 
 
 def posterior_covariance(model: LinearGaussianModel) -> np.ndarray:
-    """Posterior covariance of z, the inverse of `posterior_precision` (Appendix A, eq. 1 for two latents)."""
+    """Posterior covariance of z, inverse of `posterior_precision` (Appendix A eq. 1 for n = 2)."""
     precision = posterior_precision(model)
     # Cholesky rather than inv: the precision is positive definite by construction.
     factor = scipy.linalg.cho_factor(precision)

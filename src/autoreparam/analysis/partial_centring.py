@@ -40,7 +40,9 @@ def centring_jacobian(model: LinearGaussianModel, loc_power, scale_power=None) -
     return np.linalg.solve(np.eye(model.num_latents) - h[:, None] * model.weights, np.diag(g))
 
 
-def inverse_centring_jacobian(model: LinearGaussianModel, loc_power, scale_power=None) -> np.ndarray:
+def inverse_centring_jacobian(
+    model: LinearGaussianModel, loc_power, scale_power=None
+) -> np.ndarray:
     """J^-1 = diag(g)^-1 (I - diag(h) W), which needs no matrix inversion."""
     g, h = _map_coefficients(model, loc_power, scale_power)
     return (np.eye(model.num_latents) - h[:, None] * model.weights) / g[:, None]
