@@ -1,0 +1,97 @@
+"""ArviZ wrappers: per-site routing, no spurious warnings, and the diagnostics' verdicts."""
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from autoreparam.diagnostics import bulk_ess, rank_rhat, standard_diagnostics, tail_ess
+from autoreparam.errors import ArgumentError, DataError
+
+
+def arviz():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        import arviz as az
+    return az
+
+
+def test_each_element_gets_arviz_own_numbers():
+    az = arviz()
+    rng = np.random.default_rng(0)
+    draws = {"mu": rng.normal(size=(4, 300)), "b": np.cumsum(rng.normal(size=(4, 300, 2, 3)), 1)}
+    result = standard_diagnostics(draws)
+    assert result.ess_bulk["mu"].shape == () and result.r_hat["b"].shape == (2, 3)
+    for (i, j) in [(0, 0), (1, 2), (0, 2)]:
+        series = draws["b"][:, :, i, j]
+        assert result.ess_bulk["b"][i, j] == pytest.approx(az.ess(series, method="bulk"))
+        assert result.ess_tail["b"][i, j] == pytest.approx(az.ess(series, method="tail"))
+        assert result.r_hat["b"][i, j] == pytest.approx(az.rhat(series, method="rank"))
+    assert result.ess_bulk["mu"] == pytest.approx(az.ess(draws["mu"], method="bulk"))
+    everything = np.concatenate([result.ess_bulk["b"].ravel(), [result.ess_bulk["mu"]]])
+    assert result.min_ess_bulk == everything.min()
+    assert result.max_r_hat == max(result.r_hat["b"].max(), result.r_hat["mu"])
+
+
+def test_verdicts_on_good_and_stuck_chains():
+    rng = np.random.default_rng(1)
+    good = rng.normal(size=(4, 1000))
+    stuck = good.copy()
+    stuck[0] += 3.0  # one chain in another place
+    assert rank_rhat({"x": good})["x"] < 1.01
+    assert rank_rhat({"x": stuck})["x"] > 1.1
+    # Independent draws: bulk ESS near the 4000 draws; a random walk: far fewer.
+    assert 3000 < bulk_ess({"x": good})["x"] < 5000
+    assert tail_ess({"x": np.cumsum(good, axis=1)})["x"] < 100
+
+
+def test_more_chains_than_draws_raises_no_warning():
+    # ArviZ's own converter warns here; pytest turns warnings into errors.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = standard_diagnostics({"x": np.random.default_rng(2).normal(size=(20, 8))})
+    assert np.isfinite(result.min_ess_bulk)
+
+
+def test_one_chain_has_no_rhat_but_has_ess():
+    result = standard_diagnostics({"x": np.random.default_rng(3).normal(size=(1, 200, 2))})
+    assert np.all(np.isnan(result.r_hat["x"])) and np.isnan(result.max_r_hat)
+    assert np.all(result.ess_bulk["x"] > 50)
+
+
+@pytest.mark.parametrize(
+    "draws, error",
+    [
+        ({"x": np.zeros((2, 3))}, ArgumentError),  # ArviZ needs 4 draws
+        ({"x": np.full((2, 10), np.inf)}, DataError),
+    ],
+)
+def test_invalid_input_is_refused(draws, error):
+    with pytest.raises(error):
+        standard_diagnostics(draws)
+
+
+def test_import_loads_neither_arviz_nor_matplotlib():
+    # ArviZ writes a stamp file on import; the library must not do that when merely imported.
+    code = (
+        "import sys, autoreparam.diagnostics; "
+        "loaded = [m for m in ('arviz', 'xarray', 'matplotlib') if m in sys.modules]; "
+        "assert not loaded, loaded"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_stuck_chain_gives_no_warning_and_an_unmistakable_rhat():
+    """A chain that never moves (e.g. a centred sampler stuck in a funnel) must not raise warnings."""
+    import numpy as _np
+
+    from autoreparam.diagnostics.standard import standard_diagnostics as _diag
+
+    rng = _np.random.default_rng(0)
+    draws = rng.normal(size=(3, 100, 2))
+    draws[:, :, 1] = 0.7  # every chain stuck at the same point (e.g. identical starts, all rejected)
+    result = _diag({"x": draws})
+    assert _np.isfinite(result.r_hat["x"][0])
+    assert not (result.r_hat["x"][1] < 1.1)  # inf or NaN: never a reassuring value
