@@ -1,0 +1,16 @@
+"""Suite-wide settings: CPU only, warnings are errors (pyproject), optional float64 pass.
+
+Set AUTOREPARAM_TEST_X64=1 to run the whole suite in double precision. Tests that need float64
+(e.g. log-density identities to 1e-6) enter ``jax.enable_x64(True)`` themselves.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import jax  # noqa: E402
+
+if os.environ.get("AUTOREPARAM_TEST_X64") == "1":
+    jax.config.update("jax_enable_x64", True)

@@ -1,0 +1,143 @@
+"""The ``infer`` entry point: arguments, reproducibility, compilation, results, and bad input."""
+
+import subprocess
+import sys
+import textwrap
+
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+import pytest
+
+import autoreparam as ar
+from autoreparam.errors import ArgumentError, DataError, SiteError
+from autoreparam.mcmc.config import HMCConfig
+from autoreparam.mcmc.hmc import CycleSampler
+from autoreparam.models import eight_schools
+from autoreparam.models import load as load_problem
+from autoreparam.vi.protocol import VIConfig
+
+TINY_VI = VIConfig(num_steps=200, num_samples=16, learning_rates=(0.1,), final_num_samples=64, progress=False)
+SIGMA = jnp.array([15, 10, 16, 11, 9, 11, 10, 18.0])
+Y = jnp.array([28, 8, -3, 7, -1, 1, 18, 12.0])
+
+
+def _infer(**options):
+    settings = dict(num_chains=2, num_warmup=200, num_samples=60, num_leapfrog=2, vi_config=TINY_VI, progress=False)
+    settings.update(options)
+    return ar.infer(eight_schools, SIGMA, y=Y, **settings)
+
+
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        (dict(method="magic"), "unknown method 'magic'"),
+        (dict(kernel="gibbs"), "unknown kernel 'gibbs'"),
+        (dict(method="ihmc", kernel="nuts"), "use kernel='hmc'"),
+        (dict(num_chains=0), "num_chains must be a positive integer"),
+        (dict(num_warmup=-1), "num_warmup must be a positive integer"),
+        (dict(num_samples=2.5), "num_samples must be a positive integer"),
+        (dict(num_leapfrog=0), "num_leapfrog must be a positive integer"),
+        (dict(method="cp", leapfrog_grid=(1, -2)), "leapfrog grid"),
+    ],
+)
+def test_bad_arguments_are_named(options, message):
+    with pytest.raises(ArgumentError, match=message):
+        _infer(**options)
+
+
+def test_nan_data_is_rejected_with_the_argument_named():
+    with pytest.raises(DataError, match="keyword argument 'y'"):
+        ar.infer(eight_schools, SIGMA, y=Y.at[2].set(jnp.nan), progress=False)
+
+
+def test_a_discrete_latent_is_rejected_with_the_site_named():
+    def model():
+        numpyro.sample("k", dist.Poisson(3.0))
+
+    with pytest.raises(SiteError, match="site 'k'"):
+        ar.infer(model, progress=False)
+
+
+def test_result_shapes_costs_and_arviz():
+    result = _infer(method="ncp")
+    assert result.samples["theta"].shape == (2, 60, 8)
+    assert result.samples["mu"].shape == (2, 60)
+    # Fixed-L HMC: exactly L gradients per draw and chain in the sampling phase.
+    assert result.num_grad_evals == 2 * 60 * 2
+    np.testing.assert_array_equal(result.parameterisation["theta"], np.zeros(8))
+    assert "ESS per 1000 gradient evaluations" in result.summary()
+    idata = result.to_arviz()
+    assert idata.posterior["theta"].shape == (2, 60, 8)
+    assert idata.sample_stats["diverging"].shape == (2, 60)
+
+
+def test_ihmc_costs_two_L_gradients_per_iteration():
+    result = _infer(method="ihmc", num_leapfrog=3)
+    assert result.num_grad_evals == 2 * 60 * 2 * 3
+    assert result.diagnostics.acceptance.shape == (2, 2)
+
+
+def test_same_seed_same_result_and_different_seed_differs():
+    a, b, c = _infer(method="vip", seed=3), _infer(method="vip", seed=3), _infer(method="vip", seed=4)
+    np.testing.assert_array_equal(a.samples["theta"], b.samples["theta"])
+    assert not np.array_equal(a.samples["theta"], c.samples["theta"])
+
+
+def test_one_compilation_serves_every_seed_and_leapfrog_count():
+    problem = load_problem("eight_schools")
+    result = ar.infer(problem.model, *problem.args, method="ncp", num_chains=3, num_warmup=20, num_samples=20,
+                      num_leapfrog=2, vi_config=TINY_VI, progress=False, **problem.kwargs)
+    coords, fit = result.vi["ncp"], None
+    del coords, fit
+    sampler = CycleSampler(ar.Coordinates(problem.model, problem.args, problem.kwargs, result.plan), 1,
+                           HMCConfig(num_warmup=20, num_samples=20))
+    fit = result.vi["ncp"]
+    x0 = np.tile(fit.loc, (3, 1)).astype(np.float32)
+    for seed, L in [(0, 1), (1, 4), (2, 16)]:
+        sampler.run((fit.parameterisation,), fit.scale**2, x0, L, seed)
+    assert sampler.num_compilations == 2  # one warm-up program and one sampling program
+
+
+def test_oracle_runs_the_grid_and_keeps_the_best():
+    result = _infer(method="ncp", num_leapfrog="oracle", leapfrog_grid=(1, 2, 4))
+    oracle = result.diagnostics.oracle
+    assert set(oracle.scores) == {1, 2, 4}
+    assert oracle.best_leapfrog == max(oracle.scores, key=lambda L: oracle.scores[L][0])
+    assert result.diagnostics.num_leapfrog == oracle.best_leapfrog
+
+
+def test_auto_says_why():
+    result = _infer(method="auto")
+    assert result.kernel == "nuts"
+    assert result.method.startswith("auto -> ")
+    assert "pilot" in result.decision
+
+
+def test_chains_are_sharded_across_devices():
+    """Two forced host devices: the same run, its chains split across both (no code change)."""
+    script = textwrap.dedent(
+        """
+        import os
+        os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+        os.environ["JAX_PLATFORMS"] = "cpu"
+        import jax, numpy as np
+        import autoreparam as ar
+        from autoreparam.mcmc.sharding import num_shards
+        from autoreparam.models import load
+        from autoreparam.vi.protocol import VIConfig
+        assert jax.device_count() == 2
+        p = load("eight_schools")
+        vi = VIConfig(num_steps=100, num_samples=8, learning_rates=(0.1,), final_num_samples=16, progress=False)
+        r = ar.infer(p.model, *p.args, method="ncp", num_chains=4, num_warmup=20, num_samples=30,
+                     num_leapfrog=2, vi_config=vi, progress=False, **p.kwargs)
+        assert num_shards(4) == 2 and num_shards(3) == 1
+        assert r.samples["theta"].shape == (4, 30, 8)
+        assert np.all(np.isfinite(r.samples["theta"]))
+        print("OK")
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "OK" in out.stdout
