@@ -119,24 +119,16 @@ def infer(
             decision = f"VIP-HMC; variational check: {vi.reason}"
 
     start = time.perf_counter()
-    positions = draws_from_q(spaces[0], num_chains, seed)
-    oracle = None
     if kernel == "nuts":
-        sampler = NUTSSampler(coords, NUTSConfig(num_warmup=num_warmup, num_samples=num_samples))
-        chains = sampler.run(spaces[0].parameterisation, spaces[0].scale ** 2, positions, seed)
+        chains, oracle = sample_nuts(coords, spaces[0], num_chains, num_warmup, num_samples, seed), None
     else:
         config = HMCConfig(num_warmup=num_warmup, num_samples=num_samples, step_size_rule=step_size_rule)
-        params = tuple(f.parameterisation for f in spaces)
-        inverse_mass = np.stack([f.scale**2 for f in spaces])
-        if num_leapfrog == "oracle":
-            oracle = _pilot_oracle(coords, params, inverse_mass, positions, config, leapfrog_grid, seed)
-            num_leapfrog = oracle.best_leapfrog
-        chains = CycleSampler(coords, len(spaces), config).run(params, inverse_mass, positions, num_leapfrog, seed)
+        chains, oracle = sample_hmc(coords, spaces, config, num_chains, num_leapfrog, leapfrog_grid, seed)
     timing["sampling"] = time.perf_counter() - start
     timing["compile"] = chains.seconds.get("compile", 0.0)
 
     samples = coords.split_original(chains.draws)
-    lam = spaces[-1].parameterisation.lam if method != "cp" else spaces[0].parameterisation.lam
+    lam = spaces[-1].parameterisation.lam  # for iHMC: the non-centred half
     return InferenceResult(
         method=method if method != "auto" else f"auto -> {spaces[0].label}",
         kernel=kernel,
@@ -150,6 +142,29 @@ def infer(
         vi=vi,
         timing=timing,
     )
+
+
+def sample_nuts(coords, fit, num_chains, num_warmup, num_samples, seed):
+    """NUTS from draws of q, with q's variances seeding the window adaptation's mass matrix."""
+    sampler = NUTSSampler(coords, NUTSConfig(num_warmup=num_warmup, num_samples=num_samples))
+    return sampler.run(fit.parameterisation, fit.scale**2, draws_from_q(fit, num_chains, seed), seed)
+
+
+def sample_hmc(coords, spaces, config: HMCConfig, num_chains, num_leapfrog, grid, seed):
+    """HMC (one space) or iHMC (several) from draws of the first space's q, preconditioned by each q.
+
+    ``num_leapfrog="oracle"`` picks L on pilot runs over ``grid`` and then runs afresh, so the
+    reported run is not the luckiest of the grid.
+    """
+    params = tuple(f.parameterisation for f in spaces)
+    inverse_mass = np.stack([f.scale**2 for f in spaces])
+    positions = draws_from_q(spaces[0], num_chains, seed)
+    oracle = None
+    if num_leapfrog == "oracle":
+        oracle = _pilot_oracle(coords, params, inverse_mass, positions, config, grid, seed)
+        num_leapfrog = oracle.best_leapfrog
+    chains = CycleSampler(coords, len(spaces), config).run(params, inverse_mass, positions, num_leapfrog, seed)
+    return chains, oracle
 
 
 def _pilot_oracle(coords, params, inverse_mass, positions, config, grid, seed):

@@ -1,0 +1,111 @@
+"""Our cells: HMC/iHMC per method and L (the paper's grid), NUTS on the best method, and ``auto``.
+
+Every record carries the protocol, the versions and wall time per phase; ESS per second counts every
+phase of the cell (variational fit, pilots, compilation, warm-up, sampling) where the cell pays it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import autoreparam as ar
+from autoreparam.auto import draws_from_q
+from autoreparam.benchmark.summary import summarise, versions
+from autoreparam.benchmark.workspace import Workspace
+from autoreparam.mcmc.config import NUTSConfig
+from autoreparam.mcmc.nuts import NUTSSampler
+
+SPACES = {"cp": ("cp",), "ncp": ("ncp",), "vip": ("vip",), "vip_discrete": ("vip_discrete",), "ihmc": ("cp", "ncp")}
+
+
+def hmc_key(model: str, method: str, num_leapfrog: int, seed: int) -> str:
+    return f"hmc__{model}__{method}__L{num_leapfrog:03d}__s{seed}"
+
+
+def _base(ws: Workspace, kind: str, method: str, seed: int) -> dict:
+    return {
+        "kind": kind,
+        "model": ws.name,
+        "method": method,
+        "seed": seed,
+        "protocol": ws.protocol.to_dict(),
+        "versions": versions(),
+        "data_note": ws.problem.data_note,
+        "element_names": ws.coords.original_element_names(),
+    }
+
+
+def run_hmc_cell(ws: Workspace, method: str, num_leapfrog: int, seed: int) -> None:
+    """HMC (or iHMC) from draws of q, preconditioned by q's scales, at one L (paper 002 Appendix C)."""
+    fits = ws.fits(seed)
+    labels = SPACES[method]
+    if any(label not in fits or not fits[label].ok for label in labels):
+        ws.store.save(
+            hmc_key(ws.name, method, num_leapfrog, seed),
+            {**_base(ws, "hmc", method, seed), "num_leapfrog": num_leapfrog, "failed": "variational fit failed"},
+        )
+        return
+    spaces = [fits[label] for label in labels]
+    params = tuple(f.parameterisation for f in spaces)
+    inverse_mass = np.stack([f.scale**2 for f in spaces])
+    positions = draws_from_q(spaces[0], ws.protocol.num_chains, seed)
+    chains = ws.sampler(len(spaces)).run(params, inverse_mass, positions, num_leapfrog, seed)
+    samples = ws.coords.split_original(chains.draws)
+    record, arrays = summarise(chains, samples, ws.protocol.keep_draws)
+    record.update(_base(ws, "hmc", method, seed))
+    record["num_leapfrog"] = num_leapfrog
+    record["lambda"] = {n: np.asarray(v).ravel() for n, v in spaces[-1].parameterisation.lam.items()}
+    record["elbo"] = [f.elbo for f in spaces]
+    ws.store.save(hmc_key(ws.name, method, num_leapfrog, seed), record, arrays)
+
+
+def best_single_space_method(ws: Workspace, seed: int) -> tuple[str, int] | None:
+    """The HMC method (NUTS-compatible: one space) and L with the best ESS per gradient so far."""
+    best = None
+    for record in ws.store.records():
+        if record.get("kind") != "hmc" or record["model"] != ws.name or record["seed"] != seed:
+            continue
+        if record["method"] == "ihmc" or "failed" in record:
+            continue
+        score = record["ess_per_1000_grads"]["mean"]
+        if score is not None and (best is None or score > best[0]):
+            best = (score, record["method"], record["num_leapfrog"])
+    return None if best is None else best[1:]
+
+
+def run_nuts_best_cell(ws: Workspace, seed: int) -> None:
+    """NUTS (window adaptation, q-seeded mass matrix) in the parameterisation whose HMC did best."""
+    key = f"nuts__{ws.name}__s{seed}"
+    choice = best_single_space_method(ws, seed)
+    if choice is None:
+        ws.store.save(key, {**_base(ws, "nuts", "none", seed), "failed": "no HMC result to choose from"})
+        return
+    method, _ = choice
+    fit = ws.fits(seed)[method]
+    p = ws.protocol
+    sampler = NUTSSampler(ws.coords, NUTSConfig(num_warmup=p.nuts_warmup, num_samples=p.nuts_samples))
+    chains = sampler.run(fit.parameterisation, fit.scale**2, draws_from_q(fit, p.nuts_chains, seed), seed)
+    record, arrays = summarise(chains, ws.coords.split_original(chains.draws), p.keep_draws)
+    record.update(_base(ws, "nuts", f"nuts_{method}", seed))
+    ws.store.save(key, record, arrays)
+
+
+def run_auto_cell(ws: Workspace, seed: int) -> None:
+    """What a user of ``ar.infer(model)`` gets: method "auto", default sites, everything timed."""
+    p, prob = ws.protocol, ws.problem
+    start = time.perf_counter()
+    result = ar.infer(
+        prob.model, *prob.args, method="auto", num_chains=p.nuts_chains, num_warmup=p.nuts_warmup,
+        num_samples=p.nuts_samples, seed=seed, progress=False, **prob.kwargs,
+    )
+    total = time.perf_counter() - start
+    record, arrays = summarise(result.chains, result.samples, p.keep_draws)
+    record.update(_base(ws, "auto", "auto", seed))
+    record["chosen"] = result.method
+    record["decision"] = result.decision
+    record["seconds"] = {**result.timing, "total": total}
+    record["ess_bulk_per_second"] = record["min_ess_bulk"] / total
+    record["lambda"] = {n: np.asarray(v).ravel() for n, v in result.parameterisation.items()}
+    ws.store.save(f"auto__{ws.name}__s{seed}", record, arrays)

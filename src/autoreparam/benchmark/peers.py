@@ -1,0 +1,112 @@
+"""Peers in the same run: what a NumPyro user would do today.
+
+- ``numpyro_nuts_cp``: NumPyro's NUTS with default settings on the model as written.
+- ``numpyro_nuts_ncp``: the same on the model non-centred with ``LocScaleReparam(0)``.
+- ``numpyro_vip``: NumPyro's VIP workflow: ``LocScaleReparam(centered=None)`` (one learnable centring
+  per site) fitted with an ``AutoNormal`` guide by SVI, then NUTS with the centring fixed.
+
+Sites: those our default policy picks (latents whose prior depends on another latent), which is what a
+NumPyro user would reparameterise. Every phase is timed (SVI, compile + warm-up, sampling).
+"""
+
+from __future__ import annotations
+
+import time
+
+import jax
+import numpy as np
+import numpyro
+from numpyro.handlers import reparam
+from numpyro.infer import MCMC, NUTS, SVI, Trace_ELBO
+from numpyro.infer.autoguide import AutoNormal
+from numpyro.infer.reparam import LocScaleReparam
+
+from autoreparam.benchmark.summary import summarise, versions
+from autoreparam.benchmark.workspace import Workspace
+from autoreparam.mcmc.chains import ChainResult
+from autoreparam.reparam.selection import select_sites
+
+SVI_LEARNING_RATE = 0.01
+
+
+def _nuts(model, ws: Workspace, seed: int, names) -> tuple[ChainResult, dict]:
+    p, prob = ws.protocol, ws.problem
+    mcmc = MCMC(
+        NUTS(model), num_warmup=p.nuts_warmup, num_samples=p.nuts_samples, num_chains=p.nuts_chains,
+        chain_method="vectorized", progress_bar=False,
+    )
+    key = jax.random.PRNGKey(seed)
+    start = time.perf_counter()
+    mcmc.warmup(key, *prob.args, collect_warmup=True, extra_fields=("num_steps", "diverging"), **prob.kwargs)
+    warm = {k: np.asarray(v) for k, v in mcmc.get_extra_fields(group_by_chain=True).items()}
+    warmup_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    mcmc.run(mcmc.post_warmup_state.rng_key, *prob.args, extra_fields=("num_steps", "diverging"), **prob.kwargs)
+    sampling_seconds = time.perf_counter() - start
+    extra = {k: np.asarray(v) for k, v in mcmc.get_extra_fields(group_by_chain=True).items()}
+    samples = {n: np.asarray(v) for n, v in mcmc.get_samples(group_by_chain=True).items() if n in names}
+    flat = np.concatenate(
+        [samples[n].reshape(samples[n].shape[:2] + (-1,)) for n in sorted(names)], axis=-1
+    )
+    chains = ChainResult(
+        kernel="nuts",
+        draws=flat,
+        grad_evals=extra["num_steps"].sum(axis=1).astype(float),
+        warmup_grad_evals=warm["num_steps"].sum(axis=1).astype(float),
+        acceptance=np.full((flat.shape[0], 1), np.nan),
+        divergences=extra["diverging"].sum(axis=1),
+        warmup_divergences=warm["diverging"].sum(axis=1),
+        step_size=np.full((flat.shape[0], 1), np.nan),
+        num_leapfrog=None,
+        seconds={"warmup_with_compile": warmup_seconds, "sampling": sampling_seconds},
+    )
+    return chains, samples
+
+
+def _svi_centring(model, ws: Workspace, sites, seed: int) -> tuple[dict, float]:
+    learnable = reparam(model, config={s: LocScaleReparam(centered=None) for s in sites})
+    guide = AutoNormal(learnable)
+    svi = SVI(learnable, guide, numpyro.optim.Adam(SVI_LEARNING_RATE), Trace_ELBO())
+    start = time.perf_counter()
+    result = svi.run(
+        jax.random.PRNGKey(seed), ws.protocol.peer_svi_steps, *ws.problem.args, progress_bar=False, **ws.problem.kwargs
+    )
+    centring = {s: np.asarray(result.params[f"{s}_centered"]) for s in sites}
+    return centring, time.perf_counter() - start
+
+
+def run_peer_cell(ws: Workspace, peer: str, seed: int) -> None:
+    model = ws.problem.model
+    names = set(ws.structure.names)
+    sites = select_sites(ws.structure, "default").names
+    seconds = {}
+    lam = {}
+    if peer == "numpyro_nuts_cp":
+        target = model
+    elif peer == "numpyro_nuts_ncp":
+        target = reparam(model, config={s: LocScaleReparam(0.0) for s in sites})
+    elif peer == "numpyro_vip":
+        lam, seconds["svi"] = _svi_centring(model, ws, sites, seed)
+        target = reparam(model, config={s: LocScaleReparam(centered=lam[s]) for s in sites})
+    else:
+        raise ValueError(f"unknown peer '{peer}'")
+    chains, samples = _nuts(target, ws, seed, names)
+    seconds.update(chains.seconds)
+    total = sum(seconds.values())
+    record, arrays = summarise(chains, samples, ws.protocol.keep_draws)
+    record.update(
+        {
+            "kind": "peer",
+            "model": ws.name,
+            "method": peer,
+            "seed": seed,
+            "protocol": ws.protocol.to_dict(),
+            "versions": versions(),
+            "seconds": {**seconds, "total": total},
+            "ess_bulk_per_second": record["min_ess_bulk"] / total,
+            "lambda": {n: np.asarray(v).ravel() for n, v in lam.items()},
+            "element_names": ws.coords.original_element_names(),
+        }
+    )
+    ws.store.save(f"peer__{ws.name}__{peer}__s{seed}", record, arrays)
+

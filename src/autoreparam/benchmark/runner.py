@@ -1,0 +1,84 @@
+"""Run every cell of a protocol, skipping finished ones, with a progress bar of cells done and time left."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Iterable
+
+from autoreparam.benchmark.cells import hmc_key, run_auto_cell, run_hmc_cell, run_nuts_best_cell
+from autoreparam.benchmark.peers import run_peer_cell
+from autoreparam.benchmark.protocol import HMC_METHODS, PEERS, Protocol
+from autoreparam.benchmark.store import ResultStore
+from autoreparam.benchmark.workspace import Workspace, vi_key
+
+
+def planned_cells(protocol: Protocol) -> int:
+    """An upper bound on the number of cells (the adaptive L grid may stop early)."""
+    per_seed = 1 + len(HMC_METHODS) * len(protocol.leapfrog_grid) + 2 + len(PEERS)
+    return len(protocol.models) * len(protocol.seeds) * per_seed
+
+
+def _score(store: ResultStore, key: str) -> float:
+    value = store.load(key).get("ess_per_1000_grads", {}).get("mean")
+    return float("-inf") if value is None else float(value)
+
+
+def _grid(ws: Workspace, method: str, seed: int, tick) -> None:
+    """Run L up the grid; with ``grid_patience``, stop after that many successive drops in ESS/gradient."""
+    best, drops = float("-inf"), 0
+    for num_leapfrog in ws.protocol.leapfrog_grid:
+        key = hmc_key(ws.name, method, num_leapfrog, seed)
+        if not ws.store.done(key):
+            run_hmc_cell(ws, method, num_leapfrog, seed)
+        tick(key)
+        score = _score(ws.store, key)
+        drops = 0 if score > best else drops + 1
+        best = max(best, score)
+        if ws.protocol.grid_patience is not None and drops >= ws.protocol.grid_patience:
+            break
+
+
+def run_benchmark(
+    protocol: Protocol,
+    out_dir,
+    *,
+    data_dir=None,
+    quirks: bool = False,
+    methods: Iterable[str] = HMC_METHODS,
+    peers: Iterable[str] = PEERS,
+    progress: bool = True,
+) -> ResultStore:
+    from tqdm.auto import tqdm
+
+    store = ResultStore(out_dir)
+    bar = tqdm(total=planned_cells(protocol), desc="benchmark cells", file=sys.stderr, disable=not progress)
+    started = time.perf_counter()
+
+    def tick(key: str) -> None:
+        bar.set_postfix_str(key[:60], refresh=False)
+        bar.update(1)
+
+    for model in protocol.models:
+        ws = Workspace(model, protocol, store, data_dir=data_dir, quirks=quirks)
+        for seed in protocol.seeds:
+            ws.fits(seed)
+            tick(vi_key(model, seed))
+            for method in methods:
+                _grid(ws, method, seed, tick)
+            for key, run in (
+                (f"nuts__{model}__s{seed}", lambda: run_nuts_best_cell(ws, seed)),
+                (f"auto__{model}__s{seed}", lambda: run_auto_cell(ws, seed)),
+            ):
+                if not store.done(key):
+                    run()
+                tick(key)
+            for peer in peers:
+                key = f"peer__{model}__{peer}__s{seed}"
+                if not store.done(key):
+                    run_peer_cell(ws, peer, seed)
+                tick(key)
+    bar.close()
+    store.root.mkdir(parents=True, exist_ok=True)
+    (store.root / "last_run_seconds.txt").write_text(f"{time.perf_counter() - started:.1f}\n")
+    return store

@@ -1,0 +1,72 @@
+"""One JSON file (plus optional arrays) per finished cell, written atomically; finished cells are skipped."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+
+def _atomic_write(path: Path, write) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, (np.floating, float)):
+        return float(value) if np.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+class ResultStore:
+    """``root/cells/<key>.json`` and ``root/arrays/<key>.npz``; keys are file-name safe."""
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+
+    def _json(self, key: str) -> Path:
+        return self.root / "cells" / f"{key}.json"
+
+    def _npz(self, key: str) -> Path:
+        return self.root / "arrays" / f"{key}.npz"
+
+    def done(self, key: str) -> bool:
+        return self._json(key).exists()
+
+    def save(self, key: str, record: dict, arrays: dict | None = None) -> None:
+        # Arrays first: a cell counts as done only once its JSON exists, and then its arrays exist too.
+        if arrays:
+            _atomic_write(self._npz(key), lambda h: np.savez_compressed(h, **arrays))
+            record = {**record, "arrays": str(self._npz(key).relative_to(self.root))}
+        text = json.dumps(_jsonable({**record, "key": key}), indent=1, sort_keys=True)
+        _atomic_write(self._json(key), lambda h: h.write(text.encode()))
+
+    def load(self, key: str) -> dict:
+        return json.loads(self._json(key).read_text())
+
+    def arrays(self, key: str) -> dict:
+        with np.load(self._npz(key)) as data:
+            return {k: data[k] for k in data.files}
+
+    def records(self) -> list[dict]:
+        folder = self.root / "cells"
+        return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))] if folder.exists() else []

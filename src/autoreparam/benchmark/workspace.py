@@ -1,0 +1,116 @@
+"""One model's benchmark state: its coordinates, its variational fits and its compiled samplers.
+
+Variational fits are cells too (saved, reloaded on resume), and the samplers are compiled once per
+model: every method with one space (CP, NCP, VIP, discrete VIP) shares one program, iHMC another.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import jax.numpy as jnp
+import numpy as np
+
+from autoreparam.benchmark.protocol import Protocol
+from autoreparam.benchmark.store import ResultStore
+from autoreparam.coordinates import Coordinates
+from autoreparam.initial import initial_values
+from autoreparam.mcmc.config import HMCConfig
+from autoreparam.mcmc.hmc import CycleSampler
+from autoreparam.models import load as load_problem
+from autoreparam.reparam.parameterisation import Parameterisation
+from autoreparam.reparam.selection import select_sites
+from autoreparam.reparam.sites import analyse_model
+from autoreparam.vi.fits import VIFit
+from autoreparam.vi.vip import run_vip
+
+FIT_LABELS = ("cp", "ncp", "vip", "vip_discrete")
+
+
+def vi_key(model: str, seed: int) -> str:
+    return f"vi__{model}__s{seed}"
+
+
+class Workspace:
+    def __init__(self, model_name: str, protocol: Protocol, store: ResultStore, data_dir=None, quirks=False):
+        self.name, self.protocol, self.store = model_name, protocol, store
+        self.problem = load_problem(model_name, data_dir=data_dir, quirks=quirks)
+        p = self.problem
+        self.structure = analyse_model(p.model, *p.args, **p.kwargs)
+        self.plan = select_sites(self.structure, protocol.sites)
+        self.coords = Coordinates(p.model, p.args, p.kwargs, self.plan)
+        self.hmc_config = HMCConfig(
+            num_warmup=protocol.num_warmup, num_samples=protocol.num_samples, adapt_fraction=protocol.adapt_fraction
+        )
+        self._samplers: dict[int, CycleSampler] = {}
+        self._fits: dict[int, dict[str, VIFit]] = {}
+
+    def sampler(self, num_spaces: int) -> CycleSampler:
+        if num_spaces not in self._samplers:
+            self._samplers[num_spaces] = CycleSampler(self.coords, num_spaces, self.hmc_config)
+        return self._samplers[num_spaces]
+
+    # --- variational fits: computed once per seed, saved, reloaded ----------------------------
+    def fits(self, seed: int) -> dict[str, VIFit]:
+        if seed not in self._fits:
+            key = vi_key(self.name, seed)
+            if not self.store.done(key):
+                self._run_vi(key, seed)
+            self._fits[seed] = self._load_fits(key)
+        return self._fits[seed]
+
+    def _run_vi(self, key: str, seed: int) -> None:
+        p = self.problem
+        start = time.perf_counter()
+        init = initial_values(p.model, p.args, p.kwargs, self.structure.names, seed=seed)
+        config = dataclasses.replace(self.protocol.vi, progress=False)
+        result = run_vip(self.coords, init, config, discrete=True, seed=seed)
+        seconds = time.perf_counter() - start
+        record = {
+            "kind": "vi",
+            "model": self.name,
+            "seed": seed,
+            "sites": list(self.plan.names),
+            "recommended": result.recommended,
+            "reason": result.reason,
+            "fits": {
+                label: {
+                    "elbo": f.elbo,
+                    "elbo_se": f.elbo_se,
+                    "learning_rate": f.learning_rate,
+                    "nonfinite_steps": f.nonfinite_steps,
+                }
+                for label, f in result.fits.items()
+            },
+            "lambda": {n: np.asarray(v).ravel() for n, v in result.lam.items()},
+            "seconds": {"total": seconds, **{k: v for k, v in result.timing.items()}},
+        }
+        arrays = {}
+        for label, f in result.fits.items():
+            arrays[f"{label}__loc"], arrays[f"{label}__scale"] = f.loc, f.scale
+            arrays[f"{label}__trace"] = f.trace
+            for site in f.parameterisation.names:
+                arrays[f"{label}__a__{site}"] = np.asarray(f.parameterisation.loc_centring[site])
+                arrays[f"{label}__b__{site}"] = np.asarray(f.parameterisation.scale_centring[site])
+        self.store.save(key, record, arrays)
+
+    def _load_fits(self, key: str) -> dict[str, VIFit]:
+        record, arrays = self.store.load(key), self.store.arrays(key)
+        fits = {}
+        for label, info in record["fits"].items():
+            a = {n: jnp.asarray(arrays[f"{label}__a__{n}"]) for n in self.plan.names}
+            b = {n: jnp.asarray(arrays[f"{label}__b__{n}"]) for n in self.plan.names}
+            fits[label] = VIFit(
+                label=label,
+                parameterisation=Parameterisation(a, b),
+                loc=arrays[f"{label}__loc"],
+                scale=arrays[f"{label}__scale"],
+                elbo=np.nan if info["elbo"] is None else info["elbo"],
+                elbo_se=np.nan if info["elbo_se"] is None else info["elbo_se"],
+                learning_rate=info["learning_rate"],
+                window_mean=np.nan,
+                trace=arrays[f"{label}__trace"],
+                nonfinite_steps=info["nonfinite_steps"],
+            )
+        return fits

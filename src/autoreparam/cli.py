@@ -1,0 +1,195 @@
+"""The ``autoreparam`` command line: run, vip, compare, bench, report, figures, data."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+
+def _problem(args):
+    from autoreparam.models import load
+
+    options = {}
+    for item in args.option or []:
+        key, _, value = item.partition("=")
+        options[key] = float(value) if value.replace(".", "", 1).lstrip("-").isdigit() else value
+    return load(args.model, data_dir=args.data_dir, quirks=args.quirks, **options)
+
+
+def _leapfrog(value: str):
+    return value if value == "oracle" else int(value)
+
+
+def _add_model_arguments(parser):
+    parser.add_argument("model", help="a model of the zoo (see `autoreparam models`)")
+    parser.add_argument("--data-dir", default=None, help="data folder (default: $AUTOREPARAM_DATA or the user cache)")
+    parser.add_argument("--quirks", action="store_true", help="reproduce the original code's data handling")
+    parser.add_argument("--option", action="append", help="model option key=value, e.g. q=100 for gaussian_section3")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sites", default="default", help="'default', 'all' or a comma-separated list")
+
+
+def _add_sampler_arguments(parser):
+    parser.add_argument("--chains", type=int, default=4)
+    parser.add_argument("--warmup", type=int, default=1000)
+    parser.add_argument("--samples", type=int, default=2000)
+    parser.add_argument("--leapfrog", type=_leapfrog, default="oracle", help="L, or 'oracle' (default)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def _sites(text: str):
+    return text if text in ("default", "all") else [s for s in text.split(",") if s]
+
+
+def cmd_run(args) -> int:
+    import autoreparam as ar
+
+    problem = _problem(args)
+    result = ar.infer(
+        problem.model, *problem.args, method=args.method, kernel=args.kernel, num_chains=args.chains,
+        num_warmup=args.warmup, num_samples=args.samples, seed=args.seed, sites=_sites(args.sites),
+        num_leapfrog=args.leapfrog, progress=not args.quiet, **problem.kwargs,
+    )
+    print(f"{problem.name}: {problem.description}\n{problem.data_note}\n")
+    print(result.summary())
+    return 0
+
+
+def cmd_vip(args) -> int:
+    from autoreparam.vi.vip import fit_vip
+
+    problem = _problem(args)
+    result = fit_vip(problem.model, *problem.args, sites=_sites(args.sites), form=args.form, seed=args.seed, **problem.kwargs)
+    print(result.plan.report() + "\n")
+    print(result.summary())
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from autoreparam.compare import compare
+
+    problem = _problem(args)
+    start = time.perf_counter()
+    comparison = compare(
+        problem.model, *problem.args, num_chains=args.chains, num_warmup=args.warmup, num_samples=args.samples,
+        seed=args.seed, sites=_sites(args.sites), num_leapfrog=args.leapfrog, progress=not args.quiet, **problem.kwargs,
+    )
+    print(f"{problem.name}: {problem.description}")
+    print(f"{args.chains} chains x {args.samples} draws after {args.warmup} warm-up steps; L by oracle on pilot runs\n")
+    print(comparison.report())
+    print(f"\nwall time {time.perf_counter() - start:.1f}s")
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from autoreparam.benchmark.protocol import get_protocol
+    from autoreparam.benchmark.runner import run_benchmark
+
+    overrides = {}
+    if args.models:
+        overrides["models"] = tuple(args.models.split(","))
+    if args.seeds:
+        overrides["seeds"] = tuple(int(s) for s in args.seeds.split(","))
+    protocol = get_protocol(args.protocol, **overrides)
+    store = run_benchmark(protocol, args.out, data_dir=args.data_dir, quirks=args.quirks, progress=not args.quiet)
+    print(f"{len(store.records())} cells in {store.root}")
+    return 0
+
+
+def cmd_report(args) -> int:
+    from autoreparam.benchmark.report import write_report
+
+    path = write_report(args.results, args.out)
+    print(f"wrote {path}")
+    return 0
+
+
+def cmd_figures(args) -> int:
+    from autoreparam.analysis import write_figures
+
+    for name, path in write_figures(args.out).items():
+        print(f"{name}: {path}")
+    return 0
+
+
+def cmd_models(args) -> int:
+    from autoreparam.models import available
+
+    print("\n".join(available()))
+    return 0
+
+
+def cmd_download(args) -> int:
+    from autoreparam.models.data import download
+
+    download(args.name, cache_dir=args.cache_dir)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="autoreparam", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="infer a model's posterior and print the summary and the parameterisation")
+    _add_model_arguments(run)
+    _add_sampler_arguments(run)
+    run.add_argument("--method", default="auto", choices=["auto", "cp", "ncp", "vip", "ihmc"])
+    run.add_argument("--kernel", default=None, choices=["hmc", "nuts"])
+    run.set_defaults(func=cmd_run)
+
+    vip = sub.add_parser("vip", help="the VIP search: lambda per element, ELBOs of CP, NCP and VIP")
+    _add_model_arguments(vip)
+    vip.add_argument("--form", default="tied", choices=["tied", "separate"])
+    vip.set_defaults(func=cmd_vip)
+
+    comp = sub.add_parser("compare", help="CP-HMC, NCP-HMC, iHMC and VIP-HMC side by side")
+    _add_model_arguments(comp)
+    _add_sampler_arguments(comp)
+    comp.set_defaults(func=cmd_compare)
+
+    bench = sub.add_parser("bench", help="the paper's benchmark; resumable, one JSON per finished cell")
+    bench.add_argument("--protocol", default="cpu", choices=["cpu", "paper", "tiny"])
+    bench.add_argument("--out", default="results/bench")
+    bench.add_argument("--models", default=None, help="comma-separated subset of the protocol's models")
+    bench.add_argument("--seeds", default=None, help="comma-separated seeds")
+    bench.add_argument("--data-dir", default=None)
+    bench.add_argument("--quirks", action="store_true")
+    bench.add_argument("--quiet", action="store_true")
+    bench.set_defaults(func=cmd_bench)
+
+    report = sub.add_parser("report", help="turn benchmark results into BENCHMARKS.md and figures")
+    report.add_argument("--results", default="results/bench")
+    report.add_argument("--out", default=".")
+    report.set_defaults(func=cmd_report)
+
+    figures = sub.add_parser("figures", help="Figure 2c and Figure 4: condition numbers of the Section 3 model")
+    figures.add_argument("--out", default="figures")
+    figures.set_defaults(func=cmd_figures)
+
+    models = sub.add_parser("models", help="list the model zoo")
+    models.set_defaults(func=cmd_models)
+
+    download = sub.add_parser("download", help="fetch the data files into the user cache (needs a network)")
+    download.add_argument("name", nargs="?", default="all")
+    download.add_argument("--cache-dir", default=None)
+    download.set_defaults(func=cmd_download)
+    return parser
+
+
+def main(argv=None) -> int:
+    from autoreparam.errors import AutoreparamError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except AutoreparamError as error:
+        print(f"autoreparam: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("autoreparam: interrupted; finished benchmark cells are kept and skipped on rerun", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
