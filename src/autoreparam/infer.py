@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from autoreparam.auto import choose_parameterisation, draws_from_q, pilot_config
+from autoreparam.auto import draws_from_q, run_auto
 from autoreparam.coordinates import Coordinates
 from autoreparam.diagnostics.ess import paper_metric
 from autoreparam.errors import ArgumentError
@@ -32,7 +32,7 @@ from autoreparam.vi.vip import run_vip
 METHODS = ("cp", "ncp", "vip", "ihmc", "auto")
 KERNELS = ("hmc", "nuts")
 # "auto" needs the VIP fit only as evidence next to pilot chains, so it uses a lighter protocol.
-AUTO_VI = VIConfig(num_steps=1000, num_samples=64, learning_rates=(0.02, 0.1), final_num_samples=1024)
+AUTO_VI = VIConfig(num_steps=400, num_samples=32, learning_rates=(0.05, 0.2), final_num_samples=256)
 
 
 def _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_leapfrog) -> str:
@@ -43,6 +43,8 @@ def _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_le
         raise ArgumentError(f"unknown kernel '{kernel}'; choose one of {', '.join(KERNELS)}")
     if method == "ihmc" and kernel != "hmc":
         raise ArgumentError("method 'ihmc' interleaves fixed-length HMC steps; use kernel='hmc'")
+    if method == "auto" and kernel != "nuts":
+        raise ArgumentError("method 'auto' samples with NUTS; use kernel='nuts' or leave kernel unset")
     for name, value in (("num_chains", num_chains), ("num_warmup", num_warmup), ("num_samples", num_samples)):
         if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0:
             raise ArgumentError(f"{name} must be a positive integer, got {value!r}")
@@ -61,6 +63,15 @@ def _variational_fits(method, coords, init, vi_config, form, seed):
     wanted = {"cp": ["cp"], "ncp": ["ncp"], "ihmc": ["cp", "ncp"]}[method]
     fits, _ = fit_parameterisations(coords, {k: targets[k] for k in wanted}, init, vi_config, seed=seed, label="VI")
     return fits, fits
+
+
+def _spaces(method, fits, vi):
+    """The fits a fixed method samples in, and a sentence on why."""
+    if method == "ihmc":
+        return [fits["cp"], fits["ncp"]], "interleaved HMC: one CP and one NCP step per iteration"
+    if method == "vip":
+        return [fits["vip"]], f"VIP-HMC; variational check: {vi.reason}"
+    return [fits[method]], {"cp": "centred, as written", "ncp": "every planned site non-centred"}[method]
 
 
 def infer(
@@ -103,28 +114,20 @@ def infer(
     vi, fits = _variational_fits(method, coords, init, vi_config, form, seed)
     timing["variational"] = time.perf_counter() - start
 
-    if method == "auto":
-        start = time.perf_counter()
-        label, decision, _ = choose_parameterisation(
-            coords, vi, num_chains, seed + 1, pilot_config(num_warmup, num_samples)
-        )
-        timing["pilot"] = time.perf_counter() - start
-        spaces = [fits[label]]
-    elif method == "ihmc":
-        spaces, decision = [fits["cp"], fits["ncp"]], "interleaved HMC: one CP and one NCP step per iteration"
-    else:
-        spaces = [fits[method]]
-        decision = {"cp": "centred, as written", "ncp": "every planned site non-centred"}.get(method)
-        if method == "vip":
-            decision = f"VIP-HMC; variational check: {vi.reason}"
-
     start = time.perf_counter()
-    if kernel == "nuts":
-        chains, oracle = sample_nuts(coords, spaces[0], num_chains, num_warmup, num_samples, seed), None
+    oracle = None
+    if method == "auto":
+        outcome = run_auto(coords, vi, num_chains, num_warmup, num_samples, seed)
+        spaces, decision, chains = [fits[outcome.label]], outcome.reason, outcome.chains
+        timing["pilot"] = outcome.pilot_seconds
     else:
-        config = HMCConfig(num_warmup=num_warmup, num_samples=num_samples, step_size_rule=step_size_rule)
-        chains, oracle = sample_hmc(coords, spaces, config, num_chains, num_leapfrog, leapfrog_grid, seed)
-    timing["sampling"] = time.perf_counter() - start
+        spaces, decision = _spaces(method, fits, vi)
+        if kernel == "nuts":
+            chains = sample_nuts(coords, spaces[0], num_chains, num_warmup, num_samples, seed)
+        else:
+            config = HMCConfig(num_warmup=num_warmup, num_samples=num_samples, step_size_rule=step_size_rule)
+            chains, oracle = sample_hmc(coords, spaces, config, num_chains, num_leapfrog, leapfrog_grid, seed)
+    timing["sampling"] = time.perf_counter() - start - timing.get("pilot", 0.0)
     timing["compile"] = chains.seconds.get("compile", 0.0)
 
     samples = coords.split_original(chains.draws)

@@ -23,7 +23,8 @@ def initial_values(
     """Latent values chosen by a NumPyro init strategy (default: the median of 15 prior draws)."""
     strategy = init_to_median(num_samples=15) if init_strategy is None else init_strategy
     substituted = handlers.substitute(handlers.seed(model, rng_seed=seed), substitute_fn=strategy)
-    trace = handlers.trace(substituted).get_trace(*model_args, **model_kwargs)
+    with handlers.block():  # invisible to any handler the caller has around us
+        trace = handlers.trace(substituted).get_trace(*model_args, **model_kwargs)
     values = {n: jnp.asarray(trace[n]["value"]) for n in names}
     for n, val in values.items():
         if not bool(jnp.all(jnp.isfinite(val))):

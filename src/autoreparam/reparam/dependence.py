@@ -26,7 +26,8 @@ def _site_params(model: Callable, args, kwargs, targets) -> Callable:
 
     def params(values):
         seeded = handlers.seed(handlers.substitute(model, data=values), rng_seed=0)
-        trace = handlers.trace(seeded).get_trace(*args, **kwargs)
+        with handlers.block():
+            trace = handlers.trace(seeded).get_trace(*args, **kwargs)
         out = {}
         for name in targets:
             base, _ = unwrap(trace[name]["fn"])

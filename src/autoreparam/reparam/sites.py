@@ -78,7 +78,9 @@ def _check_finite_arguments(args, kwargs) -> None:
 
 
 def _trace(model: Callable, args, kwargs, seed: int):
-    return handlers.trace(handlers.seed(model, rng_seed=seed)).get_trace(*args, **kwargs)
+    # block: an analysis run must be invisible to handlers the caller may have around us.
+    with handlers.block():
+        return handlers.trace(handlers.seed(model, rng_seed=seed)).get_trace(*args, **kwargs)
 
 
 def analyse_model(model: Callable, *args, seed: int = 0, **kwargs) -> ModelStructure:
