@@ -86,13 +86,28 @@ def cmd_bench(args) -> int:
     from autoreparam.benchmark.protocol import get_protocol
     from autoreparam.benchmark.runner import run_benchmark
 
-    overrides = {}
-    if args.models:
-        overrides["models"] = tuple(args.models.split(","))
-    if args.seeds:
-        overrides["seeds"] = tuple(int(s) for s in args.seeds.split(","))
-    protocol = get_protocol(args.protocol, **overrides)
-    store = run_benchmark(protocol, args.out, data_dir=args.data_dir, quirks=args.quirks, progress=not args.quiet)
+    from autoreparam.benchmark.protocol import HMC_METHODS, PEERS
+
+    def listed(text, cast=str):
+        return None if text is None else tuple(cast(x) for x in text.split(",") if x)
+
+    protocol = get_protocol(
+        args.protocol,
+        models=listed(args.models),
+        seeds=listed(args.seeds, int),
+        num_chains=args.chains,
+        num_warmup=args.warmup,
+        num_samples=args.samples,
+        leapfrog_grid=listed(args.grid, int),
+        grid_patience=args.patience,
+    )
+    methods = HMC_METHODS if args.methods is None else listed(args.methods)
+    peers = PEERS if args.peers is None else tuple(p for p in listed(args.peers) if p != "none")
+    store = run_benchmark(
+        protocol, args.out, data_dir=args.data_dir, quirks=args.quirks, methods=methods, peers=peers,
+        extras=listed(args.extras) or (),
+        progress=not args.quiet, deadline_minutes=args.deadline_minutes,
+    )
     print(f"{len(store.records())} cells in {store.root}")
     return 0
 
@@ -153,6 +168,15 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--out", default="results/bench")
     bench.add_argument("--models", default=None, help="comma-separated subset of the protocol's models")
     bench.add_argument("--seeds", default=None, help="comma-separated seeds")
+    bench.add_argument("--chains", type=int, default=None, help="override the protocol's number of chains")
+    bench.add_argument("--warmup", type=int, default=None, help="override the protocol's burn-in steps")
+    bench.add_argument("--samples", type=int, default=None, help="override the protocol's draws per chain")
+    bench.add_argument("--grid", default=None, help="override the L grid, e.g. 1,2,4,8")
+    bench.add_argument("--patience", type=int, default=None, help="stop the L grid after this many drops")
+    bench.add_argument("--methods", default=None, help="HMC methods, e.g. cp,ncp,ihmc,vip,vip_discrete")
+    bench.add_argument("--peers", default=None, help="NumPyro peers, or 'none'")
+    bench.add_argument("--extras", default="nuts,auto", help="NUTS on the best method and auto, or ''")
+    bench.add_argument("--deadline-minutes", type=float, default=None, help="start no new cell after this")
     bench.add_argument("--data-dir", default=None)
     bench.add_argument("--quirks", action="store_true")
     bench.add_argument("--quiet", action="store_true")

@@ -47,7 +47,9 @@ def run_benchmark(
     quirks: bool = False,
     methods: Iterable[str] = HMC_METHODS,
     peers: Iterable[str] = PEERS,
+    extras: Iterable[str] = ("nuts", "auto"),
     progress: bool = True,
+    deadline_minutes: float | None = None,
 ) -> ResultStore:
     from tqdm.auto import tqdm
 
@@ -58,7 +60,24 @@ def run_benchmark(
     def tick(key: str) -> None:
         bar.set_postfix_str(key[:60], refresh=False)
         bar.update(1)
+        if deadline_minutes is not None and time.perf_counter() - started > 60 * deadline_minutes:
+            raise _Deadline()
 
+    try:
+        _run_all(protocol, store, data_dir, quirks, tuple(methods), tuple(peers), tuple(extras), tick)
+    except _Deadline:
+        bar.write(f"deadline of {deadline_minutes} min reached; finished cells are kept, rerun to continue")
+    bar.close()
+    store.root.mkdir(parents=True, exist_ok=True)
+    (store.root / "last_run_seconds.txt").write_text(f"{time.perf_counter() - started:.1f}\n")
+    return store
+
+
+class _Deadline(Exception):
+    pass
+
+
+def _run_all(protocol, store, data_dir, quirks, methods, peers, extras, tick) -> None:
     for model in protocol.models:
         ws = Workspace(model, protocol, store, data_dir=data_dir, quirks=quirks)
         for seed in protocol.seeds:
@@ -66,10 +85,12 @@ def run_benchmark(
             tick(vi_key(model, seed))
             for method in methods:
                 _grid(ws, method, seed, tick)
-            for key, run in (
-                (f"nuts__{model}__s{seed}", lambda: run_nuts_best_cell(ws, seed)),
-                (f"auto__{model}__s{seed}", lambda: run_auto_cell(ws, seed)),
+            for extra, key, run in (
+                ("nuts", f"nuts__{model}__s{seed}", lambda: run_nuts_best_cell(ws, seed)),
+                ("auto", f"auto__{model}__s{seed}", lambda: run_auto_cell(ws, seed)),
             ):
+                if extra not in extras:
+                    continue
                 if not store.done(key):
                     run()
                 tick(key)
@@ -78,7 +99,3 @@ def run_benchmark(
                 if not store.done(key):
                     run_peer_cell(ws, peer, seed)
                 tick(key)
-    bar.close()
-    store.root.mkdir(parents=True, exist_ok=True)
-    (store.root / "last_run_seconds.txt").write_text(f"{time.perf_counter() - started:.1f}\n")
-    return store

@@ -11,6 +11,7 @@ from autoreparam.diagnostics.standard import standard_diagnostics
 from autoreparam.mcmc.chains import ChainResult
 
 NUM_CHECKPOINTS = 16
+MAX_RUNNING_CHAINS = 20  # enough chains for Appendix D's expected errors; bounds the arrays kept
 
 
 def versions() -> dict:
@@ -49,7 +50,7 @@ def summarise(chains: ChainResult, samples: dict, keep_draws: int) -> tuple[dict
     metric = paper_metric(samples, chains.grad_evals)
     standard = standard_diagnostics(samples)
     flat = chains.draws
-    counts, run_mean, run_sd = running_moments(flat)
+    counts, run_mean, run_sd = running_moments(flat[:MAX_RUNNING_CHAINS])
     thin = max(1, flat.shape[1] // keep_draws)
     record = {
         "ess_per_1000_grads": {"mean": metric.mean, "se": metric.se, "per_chain": metric.per_chain},
