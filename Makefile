@@ -30,8 +30,10 @@ test-slow: install
 bench: install
 	$(VENV)/bin/autoreparam bench --out results/bench
 
+GPU_RUN := benchmarks/results/gpu_h200_german_credit
 report: install
-	$(VENV)/bin/autoreparam report --results results/bench --out .
+	$(VENV)/bin/autoreparam report --results results/bench --out . \
+	  --extra "German credit at the paper's scale on one H200 GPU=$(GPU_RUN)"
 
 clean:
 	rm -rf $(VENV) .pytest_cache build dist src/*.egg-info

@@ -115,7 +115,8 @@ def cmd_bench(args) -> int:
 def cmd_report(args) -> int:
     from autoreparam.benchmark.report import write_report
 
-    path = write_report(args.results, args.out)
+    extra = dict(item.split("=", 1) for item in args.extra or [])
+    path = write_report(args.results, args.out, extra_results=extra)
     print(f"wrote {path}")
     return 0
 
@@ -185,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="turn benchmark results into BENCHMARKS.md and figures")
     report.add_argument("--results", default="results/bench")
     report.add_argument("--out", default=".")
+    report.add_argument("--extra", action="append", help="TITLE=DIR of another run to append, e.g. a GPU run")
     report.set_defaults(func=cmd_report)
 
     figures = sub.add_parser("figures", help="Figure 2c and Figure 4: condition numbers of the Section 3 model")

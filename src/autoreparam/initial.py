@@ -11,6 +11,7 @@ from typing import Callable
 
 import jax
 import jax.numpy as jnp
+import numpyro
 from numpyro import handlers
 from numpyro.infer.initialization import init_to_median
 
@@ -23,7 +24,9 @@ def initial_values(
     """Latent values chosen by a NumPyro init strategy (default: the median of 15 prior draws)."""
     strategy = init_to_median(num_samples=15) if init_strategy is None else init_strategy
     substituted = handlers.substitute(handlers.seed(model, rng_seed=seed), substitute_fn=strategy)
-    with handlers.block():  # invisible to any handler the caller has around us
+    # block: invisible to any handler the caller has around us. Validation off: a bad init value must
+    # reach our check below (which names the site), not fail inside a distribution's constructor.
+    with handlers.block(), numpyro.validation_enabled(False):
         trace = handlers.trace(substituted).get_trace(*model_args, **model_kwargs)
     values = {n: jnp.asarray(trace[n]["value"]) for n in names}
     for n, val in values.items():

@@ -21,7 +21,7 @@ from numpyro.infer import MCMC, NUTS, SVI, Trace_ELBO
 from numpyro.infer.autoguide import AutoNormal
 from numpyro.infer.reparam import LocScaleReparam
 
-from autoreparam.benchmark.summary import summarise, versions
+from autoreparam.benchmark.summary import summarise
 from autoreparam.benchmark.workspace import Workspace
 from autoreparam.mcmc.chains import ChainResult
 from autoreparam.reparam.selection import select_sites
@@ -96,16 +96,13 @@ def run_peer_cell(ws: Workspace, peer: str, seed: int) -> None:
     record, arrays = summarise(chains, samples, ws.protocol.keep_draws)
     record.update(
         {
+            **ws.describe(),
             "kind": "peer",
-            "model": ws.name,
             "method": peer,
             "seed": seed,
-            "protocol": ws.protocol.to_dict(),
-            "versions": versions(),
             "seconds": {**seconds, "total": total},
             "ess_bulk_per_second": record["min_ess_bulk"] / total,
             "lambda": {n: np.asarray(v).ravel() for n, v in lam.items()},
-            "element_names": ws.coords.original_element_names(),
         }
     )
     ws.store.save(f"peer__{ws.name}__{peer}__s{seed}", record, arrays)

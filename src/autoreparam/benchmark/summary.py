@@ -48,7 +48,9 @@ def running_moments(flat: np.ndarray, num_checkpoints: int = NUM_CHECKPOINTS):
 def summarise(chains: ChainResult, samples: dict, keep_draws: int) -> tuple[dict, dict]:
     """The paper metric, ArviZ diagnostics and health counters, plus arrays for figures."""
     metric = paper_metric(samples, chains.grad_evals)
-    standard = standard_diagnostics(samples)
+    # ArviZ's rank-normalised diagnostics cost O(chains x draws x elements x log); a subset of chains
+    # keeps them affordable for paper-scale runs (the paper metric above uses every chain).
+    standard = standard_diagnostics({k: v[:MAX_RUNNING_CHAINS] for k, v in samples.items()})
     flat = chains.draws
     counts, run_mean, run_sd = running_moments(flat[:MAX_RUNNING_CHAINS])
     thin = max(1, flat.shape[1] // keep_draws)

@@ -34,17 +34,33 @@ def vi_key(model: str, seed: int) -> str:
 
 class Workspace:
     def __init__(self, model_name: str, protocol: Protocol, store: ResultStore, data_dir=None, quirks=False):
-        self.name, self.protocol, self.store = model_name, protocol, store
+        self.name, self.protocol, self.store, self.quirks = model_name, protocol, store, quirks
         self.problem = load_problem(model_name, data_dir=data_dir, quirks=quirks)
         p = self.problem
         self.structure = analyse_model(p.model, *p.args, **p.kwargs)
         self.plan = select_sites(self.structure, protocol.sites)
         self.coords = Coordinates(p.model, p.args, p.kwargs, self.plan)
         self.hmc_config = HMCConfig(
-            num_warmup=protocol.num_warmup, num_samples=protocol.num_samples, adapt_fraction=protocol.adapt_fraction
+            num_warmup=protocol.num_warmup,
+            num_samples=protocol.num_samples,
+            adapt_fraction=protocol.adapt_fraction,
+            step_size_rule=protocol.step_size_rule,
         )
         self._samplers: dict[int, CycleSampler] = {}
         self._fits: dict[int, dict[str, VIFit]] = {}
+
+    def describe(self) -> dict:
+        """Fields every record of this model carries: what ran, on which data, with which versions."""
+        from autoreparam.benchmark.summary import versions
+
+        return {
+            "model": self.name,
+            "protocol": self.protocol.to_dict(),
+            "versions": versions(),
+            "data_note": self.problem.data_note,
+            "quirks": self.quirks,
+            "element_names": self.coords.original_element_names(),
+        }
 
     def sampler(self, num_spaces: int) -> CycleSampler:
         if num_spaces not in self._samplers:
@@ -68,8 +84,9 @@ class Workspace:
         result = run_vip(self.coords, init, config, discrete=True, seed=seed)
         seconds = time.perf_counter() - start
         record = {
+            **self.describe(),
             "kind": "vi",
-            "model": self.name,
+            "method": "vi",
             "seed": seed,
             "sites": list(self.plan.names),
             "recommended": result.recommended,

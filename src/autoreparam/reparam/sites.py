@@ -97,7 +97,8 @@ def analyse_model(model: Callable, *args, seed: int = 0, **kwargs) -> ModelStruc
             continue
         if msg["is_observed"]:
             value = msg["value"]
-            if not isinstance(value, jax.core.Tracer) and not bool(jnp.all(jnp.isfinite(value))):
+            # numpy, not jnp: inside a jit trace jnp would stage the check and return a tracer.
+            if not isinstance(value, jax.core.Tracer) and not np.all(np.isfinite(np.asarray(value))):
                 raise DataError(f"observed site '{name}' contains NaN or infinite values")
             observed.append(name)
             continue

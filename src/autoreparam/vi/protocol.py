@@ -8,6 +8,7 @@ its last 32 steps.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import jax.numpy as jnp
@@ -32,12 +33,17 @@ class VIConfig:
         for field in ("num_steps", "num_samples", "select_window", "final_num_samples"):
             if int(getattr(self, field)) <= 0:
                 raise ArgumentError(f"VIConfig.{field} must be a positive integer, got {getattr(self, field)}")
-        if not self.learning_rates or any(lr <= 0 for lr in self.learning_rates):
-            raise ArgumentError(f"VIConfig.learning_rates must be positive, got {self.learning_rates}")
+        # `not (x > 0)` rather than `x <= 0`, so that NaN is rejected too.
+        if not self.learning_rates or any(not (lr > 0) or math.isinf(lr) for lr in self.learning_rates):
+            raise ArgumentError(f"VIConfig.learning_rates must be positive and finite, got {self.learning_rates}")
         if len(self.decay_fractions) != len(self.decay_factors):
             raise ArgumentError("VIConfig.decay_fractions and decay_factors must have the same length")
-        if self.init_scale <= 0:
-            raise ArgumentError(f"VIConfig.init_scale must be positive, got {self.init_scale}")
+        if any(not (0.0 <= f <= 1.0) for f in self.decay_fractions):
+            raise ArgumentError(f"VIConfig.decay_fractions must lie in [0, 1], got {self.decay_fractions}")
+        if any(not (f > 0) or math.isinf(f) for f in self.decay_factors):
+            raise ArgumentError(f"VIConfig.decay_factors must be positive and finite, got {self.decay_factors}")
+        if not (self.init_scale > 0) or math.isinf(self.init_scale):
+            raise ArgumentError(f"VIConfig.init_scale must be positive and finite, got {self.init_scale}")
 
     def learning_rate_factor(self, step):
         """Piecewise-constant decay: 1, then each factor once its fraction of the steps has passed."""

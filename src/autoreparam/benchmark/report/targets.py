@@ -1,0 +1,148 @@
+"""Targets computed from the numbers: each PASS, FAIL or NOT MEASURED, with the numbers behind it.
+
+The claims are those of paper 000 Section 6 (VIP-HMC at least as good as the better fixed
+parameterisation, and about 4x better on German credit, Figures 5-6) and the project's own goals
+against NumPyro. "Within error" means not below by more than two standard errors of the difference.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from autoreparam.benchmark.report.oracle import Estimate, best_fixed, ratio
+
+PASS, FAIL, NOT_MEASURED = "PASS", "FAIL", "NOT MEASURED"
+GERMAN = "german_credit"
+
+
+@dataclass(frozen=True)
+class Check:
+    model: str
+    verdict: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Target:
+    claim: str
+    checks: tuple[Check, ...]
+
+    @property
+    def verdict(self) -> str:
+        verdicts = {c.verdict for c in self.checks}
+        if FAIL in verdicts:
+            return FAIL
+        if not self.checks or NOT_MEASURED in verdicts:
+            return NOT_MEASURED
+        return PASS
+
+
+def fmt(e: Estimate) -> str:
+    if not e.ok:
+        return "n/a"
+    return f"{e.mean:.3g}" + (f" ± {e.se:.2g}" if math.isfinite(e.se) else "")
+
+
+def _zero_if_nan(x: float) -> float:
+    return x if math.isfinite(x) else 0.0
+
+
+def _vip_vs_fixed(choices, model) -> Check:
+    vip, best = choices.get((model, "vip")), best_fixed(choices, model)
+    if vip is None or best is None:
+        return Check(model, NOT_MEASURED, "no VIP-HMC or no fixed-parameterisation result")
+    a, b = vip.estimate, best.estimate
+    slack = 2 * math.hypot(_zero_if_nan(a.se), _zero_if_nan(b.se))
+    ok = a.mean >= b.mean - slack
+    return Check(
+        model, PASS if ok else FAIL,
+        f"VIP-HMC {fmt(a)} (L={vip.num_leapfrog}) vs {best.method.upper()} {fmt(b)} (L={best.num_leapfrog}); "
+        f"allowed shortfall 2 s.e. = {slack:.3g}",
+    )
+
+
+def _german_factor(choices, models) -> Check:
+    if GERMAN not in models or (GERMAN, "vip") not in choices or best_fixed(choices, GERMAN) is None:
+        return Check(GERMAN, NOT_MEASURED, "German credit not in the results")
+    best = best_fixed(choices, GERMAN)
+    r = ratio(choices[GERMAN, "vip"].estimate, best.estimate)
+    if not r.ok:
+        return Check(GERMAN, NOT_MEASURED, f"no ratio: VIP-HMC {fmt(choices[GERMAN, 'vip'].estimate)}, "
+                     f"{best.method.upper()} {fmt(best.estimate)}")
+    lo, hi = r.interval()
+    interval = f" (95%: {lo:.3g} to {hi:.3g})" if math.isfinite(lo) else ""
+    return Check(
+        GERMAN, PASS if r.mean >= 4 else FAIL,
+        f"VIP / best fixed ({best.method.upper()} {fmt(best.estimate)}) = {fmt(r)}{interval}",
+    )
+
+
+def _ours_vs_numpyro_vip(flows, model) -> Check:
+    ours, theirs = flows["vip_hmc"], flows["numpyro_vip"]
+    if not (ours.per_gradient.ok and theirs.per_gradient.ok and ours.per_second.ok and theirs.per_second.ok):
+        return Check(model, NOT_MEASURED, f"missing numbers ({ours.failed or theirs.failed or 'not run'})")
+    ok = ours.per_gradient.mean >= theirs.per_gradient.mean and ours.per_second.mean >= theirs.per_second.mean
+    return Check(
+        model, PASS if ok else FAIL,
+        f"per 1000 grads {fmt(ours.per_gradient)} vs {fmt(theirs.per_gradient)}; "
+        f"per second {fmt(ours.per_second)} vs {fmt(theirs.per_second)}",
+    )
+
+
+def _ihmc_factor_two(choices, model) -> Check:
+    ihmc, best = choices.get((model, "ihmc")), best_fixed(choices, model)
+    if ihmc is None or best is None:
+        return Check(model, NOT_MEASURED, "no iHMC or no fixed-parameterisation result")
+    ok = ihmc.estimate.mean >= 0.5 * best.estimate.mean
+    return Check(
+        model, PASS if ok else FAIL,
+        f"iHMC {fmt(ihmc.estimate)} vs {best.method.upper()} {fmt(best.estimate)} "
+        f"(half: {0.5 * best.estimate.mean:.3g})",
+    )
+
+
+def _auto_vs_nuts(flows, model) -> Check:
+    auto, cp, ncp = flows["auto"].per_second, flows["numpyro_nuts_cp"].per_second, flows["numpyro_nuts_ncp"].per_second
+    if not (auto.ok and cp.ok):
+        return Check(model, NOT_MEASURED, "no auto or no numpyro_nuts_cp result")
+    best = max((e for e in (cp, ncp) if e.ok), key=lambda e: e.mean)
+    ok = auto.mean > cp.mean and auto.mean >= 0.8 * best.mean
+    return Check(
+        model, PASS if ok else FAIL,
+        f"auto {fmt(auto)} ESS/s vs NumPyro NUTS CP {fmt(cp)}, NCP {fmt(ncp)} "
+        f"(80% of the better: {0.8 * best.mean:.3g})",
+    )
+
+
+def evaluate(choices: dict, flows: dict, models) -> list[Target]:
+    """All targets; ``flows`` is ``{model: workflows(...)}``."""
+    models = tuple(models)
+    return [
+        Target(
+            "VIP-HMC >= the better of CP-HMC / NCP-HMC within error (ESS per 1000 gradients), on every model",
+            tuple(_vip_vs_fixed(choices, m) for m in models),
+        ),
+        Target("VIP-HMC >= 4x the better fixed parameterisation on German credit", (_german_factor(choices, models),)),
+        Target(
+            "our VIP-HMC >= NumPyro's VIP workflow per gradient and per second, on every model",
+            tuple(_ours_vs_numpyro_vip(flows[m], m) for m in models),
+        ),
+        Target(
+            "iHMC within a factor of two of the better fixed parameterisation, on every model",
+            tuple(_ihmc_factor_two(choices, m) for m in models),
+        ),
+        Target(
+            "auto ahead of numpyro_nuts_cp in ESS per second, and within 20% of the better of NumPyro's "
+            "centred / non-centred NUTS (ESS per second), on every model",
+            tuple(_auto_vs_nuts(flows[m], m) for m in models),
+        ),
+    ]
+
+
+def targets_markdown(targets: list[Target]) -> str:
+    lines = []
+    for t in targets:
+        lines.append(f"- **{t.verdict}**: {t.claim}")
+        lines.extend(f"  - {c.verdict}: `{c.model}`: {c.detail}" for c in t.checks)
+    return "\n".join(lines)

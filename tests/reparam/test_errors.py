@@ -1,0 +1,148 @@
+"""Bad input raises a clear error that names the site, argument or observed site at fault."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+import pytest
+from numpyro import handlers
+
+from autoreparam.errors import ArgumentError, DataError, ModelError, SiteError
+from autoreparam.reparam.handlers import PartialCentringReparam, decentre_site, reparameterise
+from autoreparam.reparam.parameterisation import Parameterisation
+from autoreparam.reparam.selection import select_sites
+from autoreparam.reparam.sites import analyse_model
+from autoreparam.vi.protocol import VIConfig
+from autoreparam.vi.vip import fit_vip
+
+from .zoo import EIGHT_SCHOOLS_SIGMA, EIGHT_SCHOOLS_Y, arithmetic, eight_schools
+
+
+def discrete_latent():
+    k = numpyro.sample("k", dist.Poisson(3.0))
+    numpyro.sample("y", dist.Normal(k, 1.0), obs=1.0)
+
+
+def no_latent(y):
+    numpyro.sample("y", dist.Normal(0.0, 1.0), obs=y)
+
+
+def nan_observed_inside():
+    a = numpyro.sample("a", dist.Normal(0.0, 1.0))
+    numpyro.sample("counts", dist.Normal(a, 1.0), obs=jnp.array([1.0, jnp.inf]))
+
+
+@pytest.fixture(scope="module")
+def plan():
+    return select_sites(analyse_model(eight_schools, EIGHT_SCHOOLS_SIGMA, y=EIGHT_SCHOOLS_Y), "all")
+
+
+def test_discrete_latent_is_a_site_error_naming_it():
+    with pytest.raises(SiteError, match="'k'.*discrete") as info:
+        analyse_model(discrete_latent)
+    assert info.value.site == "k"
+    # and through the top-level API, before any compilation
+    with pytest.raises(SiteError, match="'k'"):
+        fit_vip(discrete_latent, config=VIConfig(num_steps=2, progress=False))
+
+
+def test_site_without_loc_scale_requested_by_name():
+    structure = analyse_model(arithmetic, jnp.asarray(1.0))
+    with pytest.raises(SiteError, match="site 'g'.*Gamma has no location-scale form") as info:
+        select_sites(structure, ["g"])
+    assert info.value.site == "g"
+    fn = dist.Gamma(2.0, 2.0)
+    with pytest.raises(SiteError, match="site 'g'.*Gamma"):
+        decentre_site("g", fn, 0.0, 0.0)
+    for policy in ("default", "all"):  # not an error: a recorded decision
+        reason = {d.name: d for d in select_sites(structure, policy).decisions}["g"]
+        assert not reason.reparameterise and reason.reason.startswith("left centred")
+
+
+@pytest.mark.parametrize("lam", [1.5, -0.1, float("nan"), float("inf")])
+def test_lambda_outside_unit_interval_names_the_site(plan, lam):
+    with pytest.raises(SiteError) as info:
+        Parameterisation.tied(plan, {"mu": 0.5, "log_tau": 0.5, "theta": jnp.full(8, lam)})
+    assert info.value.site == "theta" and "'theta'" in str(info.value)
+    with pytest.raises(SiteError, match="'theta'"):
+        Parameterisation.separate(plan, 0.5, {"mu": 0.5, "log_tau": 0.5, "theta": lam})
+    # the handler checks too, when used directly with NumPyro
+    model = handlers.reparam(eight_schools, config={"theta": PartialCentringReparam(lam)})
+    with pytest.raises(SiteError, match="'theta'"):
+        handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(EIGHT_SCHOOLS_SIGMA, EIGHT_SCHOOLS_Y)
+
+
+def test_one_bad_element_is_enough(plan):
+    lam = np.full(8, 0.5)
+    lam[5] = 1.0001
+    with pytest.raises(SiteError, match="'theta'.*\\[0, 1\\]"):
+        Parameterisation.tied(plan, {"mu": 0.5, "log_tau": 0.5, "theta": lam})
+
+
+@pytest.mark.parametrize("shape", [(3,), (1,), (8, 1), (2, 8)])
+def test_lambda_shape_mismatch_names_the_site(plan, shape):
+    with pytest.raises(SiteError, match="'theta'.*shape") as info:
+        Parameterisation.tied(plan, {"mu": 0.0, "log_tau": 0.0, "theta": jnp.zeros(shape)})
+    assert info.value.site == "theta"
+    model = handlers.reparam(eight_schools, config={"theta": PartialCentringReparam(jnp.zeros(shape))})
+    with pytest.raises(SiteError, match="'theta'.*shape"):
+        handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(EIGHT_SCHOOLS_SIGMA, EIGHT_SCHOOLS_Y)
+
+
+def test_lambda_for_unknown_or_missing_site_names_it(plan):
+    with pytest.raises(SiteError, match="'tau'"):
+        Parameterisation.tied(plan, {"mu": 0.0, "log_tau": 0.0, "theta": 0.0, "tau": 0.0})
+    with pytest.raises(SiteError, match="'log_tau'"):
+        Parameterisation.tied(plan, {"mu": 0.0, "theta": 0.0})
+    with pytest.raises(ArgumentError):  # a bare array is ambiguous: which site?
+        Parameterisation.tied(plan, jnp.zeros(8))
+
+
+def test_nan_positional_argument_is_a_data_error_naming_it():
+    sigma = EIGHT_SCHOOLS_SIGMA.copy()
+    sigma[2] = np.nan
+    with pytest.raises(DataError, match="positional argument 0.*1 NaN"):
+        analyse_model(eight_schools, sigma, y=EIGHT_SCHOOLS_Y)
+
+
+def test_infinite_keyword_argument_is_a_data_error_naming_it():
+    y = EIGHT_SCHOOLS_Y.copy()
+    y[[0, 7]] = [np.inf, -np.inf]
+    with pytest.raises(DataError, match="keyword argument 'y'.*2 NaN or infinite"):
+        analyse_model(eight_schools, EIGHT_SCHOOLS_SIGMA, y=y)
+
+
+def test_non_finite_observed_site_is_a_data_error_naming_it():
+    with pytest.raises(DataError, match="observed site 'counts'"):
+        analyse_model(nan_observed_inside)
+
+
+def test_nan_data_through_the_top_level_api():
+    y = EIGHT_SCHOOLS_Y.copy()
+    y[1] = np.nan
+    with pytest.raises(DataError, match="'y'"):
+        fit_vip(eight_schools, EIGHT_SCHOOLS_SIGMA, y=y, config=VIConfig(num_steps=2, progress=False))
+
+
+def test_model_without_latent_is_a_model_error():
+    with pytest.raises(ModelError, match="no latent"):
+        analyse_model(no_latent, 1.0)
+
+
+def test_observed_site_is_never_reparameterised_by_the_handler():
+    model = handlers.reparam(eight_schools, config={"y": PartialCentringReparam(0.0)})
+    with pytest.raises(SiteError, match="'y'.*observed"):
+        handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(EIGHT_SCHOOLS_SIGMA, EIGHT_SCHOOLS_Y)
+
+
+def test_parameterisation_naming_an_observed_site_leaves_it_alone():
+    """``reparameterise`` skips observed sites even when the parameterisation names one."""
+    lam = {"y": jnp.zeros(8), "theta": jnp.zeros(8)}
+    param = Parameterisation(lam, lam)
+    trace = handlers.trace(handlers.seed(reparameterise(eight_schools, param), rng_seed=0)).get_trace(
+        EIGHT_SCHOOLS_SIGMA, EIGHT_SCHOOLS_Y
+    )
+    assert "y_decentered" not in trace and trace["y"]["is_observed"]
+    np.testing.assert_array_equal(trace["y"]["value"], EIGHT_SCHOOLS_Y)
