@@ -141,3 +141,19 @@ def test_chains_are_sharded_across_devices():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "OK" in out.stdout
+
+
+def test_oracle_patience_stops_after_successive_drops():
+    from autoreparam.mcmc.oracle import oracle_leapfrog
+
+    curve = {1: 1.0, 2: 3.0, 4: 2.0, 8: 1.5, 16: 9.0}  # a late peak the patient search never reaches
+    seen = []
+
+    def run(L):
+        seen.append(L)
+        return L
+
+    result = oracle_leapfrog(run, lambda L: (curve[L], 0.0), (1, 2, 4, 8, 16), patience=2)
+    assert seen == [1, 2, 4, 8] and result.best_leapfrog == 2
+    full = oracle_leapfrog(run, lambda L: (curve[L], 0.0), (1, 2, 4, 8, 16))
+    assert full.best_leapfrog == 16

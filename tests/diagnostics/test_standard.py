@@ -95,3 +95,17 @@ def test_a_stuck_chain_gives_no_warning_and_an_unmistakable_rhat():
     result = _diag({"x": draws})
     assert _np.isfinite(result.r_hat["x"][0])
     assert not (result.r_hat["x"][1] < 1.1)  # inf or NaN: never a reassuring value
+
+
+def test_mean_and_mcse_match_iid_theory():
+    """For independent draws the MC standard error of a mean is sd/sqrt(n)."""
+    import numpy as _np
+
+    from autoreparam.diagnostics.standard import mean_and_mcse
+
+    rng = _np.random.default_rng(3)
+    draws = {"b": rng.normal(2.0, 3.0, size=(4, 2500, 2)), "a": rng.normal(size=(4, 2500))}
+    mean, mcse = mean_and_mcse(draws)
+    assert mean.shape == mcse.shape == (3,)  # sorted: a, then b[0], b[1]
+    _np.testing.assert_allclose(mcse, [1 / 100, 3 / 100, 3 / 100], rtol=0.1)
+    assert abs(mean[1] - 2.0) < 3.29 * 3 / 100

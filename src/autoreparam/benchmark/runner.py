@@ -11,6 +11,7 @@ from autoreparam.benchmark.peers import run_peer_cell
 from autoreparam.benchmark.protocol import HMC_METHODS, PEERS, Protocol
 from autoreparam.benchmark.store import ResultStore
 from autoreparam.benchmark.workspace import Workspace, vi_key
+from autoreparam.mcmc.oracle import oracle_leapfrog
 
 
 def planned_cells(protocol: Protocol) -> int:
@@ -19,24 +20,22 @@ def planned_cells(protocol: Protocol) -> int:
     return len(protocol.models) * len(protocol.seeds) * per_seed
 
 
-def _score(store: ResultStore, key: str) -> float:
-    value = store.load(key).get("ess_per_1000_grads", {}).get("mean")
-    return float("-inf") if value is None else float(value)
-
-
 def _grid(ws: Workspace, method: str, seed: int, tick) -> None:
-    """Run L up the grid; with ``grid_patience``, stop after that many successive drops in ESS/gradient."""
-    best, drops = float("-inf"), 0
-    for num_leapfrog in ws.protocol.leapfrog_grid:
+    """The oracle over L (``mcmc.oracle``), each L a saved cell, stopping early with ``grid_patience``."""
+
+    def run(num_leapfrog: int) -> dict:
         key = hmc_key(ws.name, method, num_leapfrog, seed)
         if not ws.store.done(key):
             run_hmc_cell(ws, method, num_leapfrog, seed)
         tick(key)
-        score = _score(ws.store, key)
-        drops = 0 if score > best else drops + 1
-        best = max(best, score)
-        if ws.protocol.grid_patience is not None and drops >= ws.protocol.grid_patience:
-            break
+        return ws.store.load(key)
+
+    def score(record: dict) -> tuple[float, float]:
+        value = record.get("ess_per_1000_grads", {})
+        mean, se = value.get("mean"), value.get("se")
+        return (float("-inf") if mean is None else mean, float("nan") if se is None else se)
+
+    oracle_leapfrog(run, score, ws.protocol.leapfrog_grid, patience=ws.protocol.grid_patience)
 
 
 def run_benchmark(

@@ -74,6 +74,16 @@ def tail_ess(draws) -> dict[str, np.ndarray]:
     return _per_site(_quietly(_arviz().ess, _to_dataset(draws), method="tail"))
 
 
+def mean_and_mcse(draws) -> tuple[np.ndarray, np.ndarray]:
+    """Posterior mean and its Monte Carlo standard error (az.mcse, method "mean") of every element,
+    flattened in sorted site order (the layout of ``Coordinates.ravel_original``)."""
+    dataset = _to_dataset(draws)
+    mcse = _per_site(_quietly(_arviz().mcse, dataset, method="mean"))
+    names = sorted(dataset.data_vars)
+    means = [np.asarray(dataset[n].mean(dim=("chain", "draw")).values, dtype=float).ravel() for n in names]
+    return np.concatenate(means), np.concatenate([np.ravel(mcse[n]) for n in names])
+
+
 def rank_rhat(draws) -> dict[str, np.ndarray]:
     """Rank-normalised split R-hat per site, by az.rhat(method="rank"); NaN with one chain."""
     dataset = _to_dataset(draws)

@@ -38,13 +38,27 @@ def check_grid(grid: Sequence[int]) -> tuple[int, ...]:
 
 
 def oracle_leapfrog(
-    run: Callable[[int], ChainResult], score: Callable[[ChainResult], tuple[float, float]], grid: Sequence[int]
+    run: Callable[[int], ChainResult],
+    score: Callable[[ChainResult], tuple[float, float]],
+    grid: Sequence[int],
+    patience: int | None = None,
 ) -> OracleResult:
-    """Run ``run(L)`` for every L and keep the L whose ``score(result)[0]`` (ESS per gradient) is best."""
+    """Run ``run(L)`` up the grid and keep the L whose ``score(result)[0]`` (ESS per gradient) is best.
+
+    ``patience``: stop after that many successive L without a new best (ESS per gradient is usually
+    unimodal in L, and the long trajectories at the end of the grid are the expensive ones); ``None``
+    runs the whole grid, as the paper does.
+    """
     scores, runs = {}, {}
+    best, drops = -np.inf, 0
     for L in check_grid(grid):
         runs[L] = run(L)
         scores[L] = score(runs[L])
+        value = scores[L][0] if np.isfinite(scores[L][0]) else -np.inf
+        drops = 0 if value > best else drops + 1
+        best = max(best, value)
+        if patience is not None and drops >= patience:
+            break
     finite = {L: s for L, s in scores.items() if np.isfinite(s[0])}
     best = max(finite, key=lambda L: finite[L][0]) if finite else grid[0]
     return OracleResult(best, scores, runs)
