@@ -157,3 +157,20 @@ def test_oracle_patience_stops_after_successive_drops():
     assert seen == [1, 2, 4, 8] and result.best_leapfrog == 2
     full = oracle_leapfrog(run, lambda L: (curve[L], 0.0), (1, 2, 4, 8, 16))
     assert full.best_leapfrog == 16
+
+
+def test_auto_pilots_and_continuation_share_two_compiled_programs():
+    from autoreparam.auto import run_auto
+    from autoreparam.coordinates import Coordinates
+    from autoreparam.initial import initial_values
+    from autoreparam.reparam.selection import select_sites
+    from autoreparam.reparam.sites import analyse_model
+    from autoreparam.vi.vip import run_vip
+
+    structure = analyse_model(eight_schools, SIGMA, y=Y)
+    coords = Coordinates(eight_schools, (SIGMA,), {"y": Y}, select_sites(structure, "all"))
+    vip = run_vip(coords, initial_values(eight_schools, (SIGMA,), {"y": Y}, structure.names), TINY_VI, discrete=False)
+    outcome = run_auto(coords, vip, num_chains=2, num_warmup=100, num_samples=120, seed=0)
+    assert len(outcome.scores) >= 2  # several candidates were piloted ...
+    assert outcome.num_compilations == 2  # ... on one warm-up and one segment program
+    assert outcome.chains.draws.shape[:2] == (2, 120)  # pilot draws + continuation, truncated

@@ -43,6 +43,7 @@ class AutoOutcome:
     scores: tuple[PilotScore, ...]
     chains: ChainResult
     pilot_seconds: float
+    num_compilations: int  # sampler programs compiled for every candidate and the continuation together
 
 
 def draws_from_q(fit: VIFit, num_chains: int, seed: int) -> np.ndarray:
@@ -91,4 +92,4 @@ def run_auto(
     warm, segment = pilots[best.label]
     warm = warm._replace(seconds={"compile": 0.0, "warmup": 0.0})  # already counted in the pilot phase
     chains = sampler.sample(warm, num_samples, first=segment)
-    return AutoOutcome(best.label, reason, tuple(scores), chains, pilot_seconds)
+    return AutoOutcome(best.label, reason, tuple(scores), chains, pilot_seconds, sampler.num_compilations)

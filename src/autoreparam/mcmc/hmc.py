@@ -9,7 +9,6 @@ chain (and per space) for the first part of the burn-in, then let the chains mix
 
 from __future__ import annotations
 
-import time
 from typing import Sequence
 
 import jax
@@ -20,6 +19,7 @@ from autoreparam.coordinates import Coordinates
 from autoreparam.mcmc.chains import ChainResult
 from autoreparam.mcmc.config import HMCConfig, initial_step_size
 from autoreparam.mcmc.cycle import build_cycle_kernel
+from autoreparam.mcmc.programs import ProgramCache
 from autoreparam.mcmc.sharding import shard_chains
 from autoreparam.mcmc.step_size import make_rule
 from autoreparam.reparam.parameterisation import Parameterisation
@@ -32,8 +32,7 @@ class CycleSampler:
         self.coords, self.num_spaces, self.config = coords, num_spaces, config
         self._warmup = jax.jit(self._warmup_program)
         self._sample = jax.jit(self._sample_program)
-        self._compiled: dict = {}
-        self.num_compilations = 0
+        self._programs = ProgramCache()
 
     # --- programs -----------------------------------------------------------------------------
     def _warmup_program(self, params, inverse_mass, positions, num_leapfrog, keys, log_steps):
@@ -80,21 +79,11 @@ class CycleSampler:
 
         return jax.vmap(one_chain)(states, keys, log_steps)
 
-    # --- running ------------------------------------------------------------------------------
-    def _compiled_call(self, which: str, jitted, args):
-        signature = (which,) + tuple(
-            (tuple(x.shape), str(x.dtype)) for x in jax.tree_util.tree_leaves(args) if hasattr(x, "shape")
-        )
-        seconds = 0.0
-        if signature not in self._compiled:
-            start = time.perf_counter()
-            self._compiled[signature] = jitted.lower(*args).compile()
-            seconds = time.perf_counter() - start
-            self.num_compilations += 1
-        start = time.perf_counter()
-        out = jax.block_until_ready(self._compiled[signature](*args))
-        return out, seconds, time.perf_counter() - start
+    @property
+    def num_compilations(self) -> int:
+        return self._programs.num_compilations
 
+    # --- running ------------------------------------------------------------------------------
     def run(
         self,
         params: Sequence[Parameterisation],
@@ -120,10 +109,10 @@ class CycleSampler:
             (positions, warm_keys, sample_keys, jnp.asarray(init_log_step, dtype=positions.dtype)), num_chains
         )
         L = jnp.asarray(num_leapfrog, dtype=jnp.int32)
-        (states, log_steps, warm_div), c1, t_warm = self._compiled_call(
+        (states, log_steps, warm_div), c1, t_warm = self._programs(
             "warmup", self._warmup, (params, inverse_mass, positions, L, warm_keys, init_log_step)
         )
-        (draws, accept, divergent), c2, t_sample = self._compiled_call(
+        (draws, accept, divergent), c2, t_sample = self._programs(
             "sample", self._sample, (params, inverse_mass, states, L, sample_keys, log_steps)
         )
         per_iteration = self.num_spaces * int(num_leapfrog)

@@ -11,7 +11,6 @@ several candidate parameterisations (``auto``) share the programs too.
 
 from __future__ import annotations
 
-import time
 from typing import NamedTuple
 
 import blackjax
@@ -23,6 +22,7 @@ from blackjax.adaptation.base import get_filter_adapt_info_fn
 from autoreparam.coordinates import Coordinates
 from autoreparam.mcmc.chains import ChainResult
 from autoreparam.mcmc.config import NUTSConfig
+from autoreparam.mcmc.programs import ProgramCache
 from autoreparam.mcmc.sharding import shard_chains
 from autoreparam.mcmc.spaces import flat_log_density
 from autoreparam.reparam.parameterisation import Parameterisation
@@ -56,8 +56,7 @@ class NUTSSampler:
         self.segment_length = config.num_samples if segment_length is None else int(segment_length)
         self._warmup = jax.jit(self._warmup_program)
         self._sample = jax.jit(self._sample_program)
-        self._compiled: dict = {}
-        self.num_compilations = 0
+        self._programs = ProgramCache()
 
     def _warmup_program(self, param, inverse_mass, positions, keys):
         config = self.config
@@ -98,17 +97,9 @@ class NUTSSampler:
 
         return jax.vmap(one_chain)(states, step_sizes, inverse_masses, keys)
 
-    def _call(self, which: str, jitted, args):
-        signature = (which,) + tuple((tuple(x.shape), str(x.dtype)) for x in jax.tree_util.tree_leaves(args))
-        compile_seconds = 0.0
-        if signature not in self._compiled:
-            start = time.perf_counter()
-            self._compiled[signature] = jitted.lower(*args).compile()
-            compile_seconds = time.perf_counter() - start
-            self.num_compilations += 1
-        start = time.perf_counter()
-        out = jax.block_until_ready(self._compiled[signature](*args))
-        return out, compile_seconds, time.perf_counter() - start
+    @property
+    def num_compilations(self) -> int:
+        return self._programs.num_compilations
 
     def warmup(self, param: Parameterisation, inverse_mass, init_positions, seed: int) -> WarmState:
         """Window adaptation from ``init_positions`` (chains, dim), mass matrix seeded by ``inverse_mass``."""
@@ -119,7 +110,7 @@ class NUTSSampler:
         warm_keys = jax.random.split(warm_key, num_chains)
         sample_keys = jax.random.split(sample_key, num_chains)
         positions, imm, warm_keys, sample_keys = shard_chains((positions, imm, warm_keys, sample_keys), num_chains)
-        (states, step, tuned_imm, (grads, div)), c, t = self._call("warmup", self._warmup, (param, imm, positions, warm_keys))
+        (states, step, tuned_imm, (grads, div)), c, t = self._programs("warmup", self._warmup, (param, imm, positions, warm_keys))
         return WarmState(
             param, states, step, tuned_imm, sample_keys, np.asarray(grads, float) + 1, np.asarray(div),
             {"compile": c, "warmup": t},
@@ -128,7 +119,7 @@ class NUTSSampler:
     def extend(self, warm: WarmState) -> tuple[WarmState, Segment, dict]:
         """One sampling segment of ``segment_length`` draws per chain, continuing from ``warm``."""
         args = (warm.param, warm.states, warm.step_size, warm.inverse_mass, warm.keys)
-        (states, keys, draws, steps, accept, divergent), c, t = self._call("sample", self._sample, args)
+        (states, keys, draws, steps, accept, divergent), c, t = self._programs("sample", self._sample, args)
         segment = Segment(np.asarray(draws), np.asarray(steps), np.asarray(accept), np.asarray(divergent))
         return warm._replace(states=states, keys=keys), segment, {"compile": c, "sampling": t}
 
