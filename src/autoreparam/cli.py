@@ -176,7 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--patience", type=int, default=None, help="stop the L grid after this many drops")
     bench.add_argument("--methods", default=None, help="HMC methods, e.g. cp,ncp,ihmc,vip,vip_discrete")
     bench.add_argument("--peers", default=None, help="NumPyro peers, or 'none'")
-    bench.add_argument("--extras", default="nuts,auto", help="NUTS on the best method and auto, or ''")
+    bench.add_argument(
+        "--extras", default="nuts,vip_nuts,auto", help="NUTS on the best method, our VIP + NUTS, auto; or ''"
+    )
     bench.add_argument("--deadline-minutes", type=float, default=None, help="start no new cell after this")
     bench.add_argument("--data-dir", default=None)
     bench.add_argument("--quirks", action="store_true")

@@ -134,7 +134,7 @@ def _flows(auto_rate, cp_rate, ncp_rate, vip=(30.0, 2.0), numpyro_vip=(20.0, 1.0
 
     return {"auto": flow("auto", 30, auto_rate), "numpyro_nuts_cp": flow("numpyro_nuts_cp", 5, cp_rate),
             "numpyro_nuts_ncp": flow("numpyro_nuts_ncp", 20, ncp_rate),
-            "vip_hmc": flow("vip_hmc", *vip), "numpyro_vip": flow("numpyro_vip", *numpyro_vip)}
+            "vip_nuts": flow("vip_nuts", *vip), "numpyro_vip": flow("numpyro_vip", *numpyro_vip)}
 
 
 def test_targets_pass_fail_and_not_measured():
@@ -291,7 +291,7 @@ def test_tiny_protocol_end_to_end(tmp_path):
 
     start = time.perf_counter()
     store = run_benchmark(get_protocol("tiny"), tmp_path / "bench", data_dir=_data_dir(), progress=False)
-    assert {r["kind"] for r in store.records()} == {"vi", "hmc", "nuts", "auto", "peer"}
+    assert {r["kind"] for r in store.records()} == {"vi", "hmc", "nuts", "vip_nuts", "auto", "peer"}
     text = write_report(tmp_path / "bench", tmp_path / "out").read_text()
     assert "| `eight_schools` |" in text and "NumPyro VIP (LocScaleReparam" in text
     assert "Total wall time:" in text and "not recorded" not in text

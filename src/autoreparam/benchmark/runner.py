@@ -6,7 +6,7 @@ import sys
 import time
 from typing import Iterable
 
-from autoreparam.benchmark.cells import hmc_key, run_auto_cell, run_hmc_cell, run_nuts_best_cell
+from autoreparam.benchmark.cells import hmc_key, run_auto_cell, run_hmc_cell, run_nuts_best_cell, run_vip_nuts_cell
 from autoreparam.benchmark.peers import run_peer_cell
 from autoreparam.benchmark.protocol import HMC_METHODS, PEERS, Protocol
 from autoreparam.benchmark.store import ResultStore
@@ -16,7 +16,7 @@ from autoreparam.mcmc.oracle import oracle_leapfrog
 
 def planned_cells(protocol: Protocol) -> int:
     """An upper bound on the number of cells (the adaptive L grid may stop early)."""
-    per_seed = 1 + len(HMC_METHODS) * len(protocol.leapfrog_grid) + 2 + len(PEERS)
+    per_seed = 1 + len(HMC_METHODS) * len(protocol.leapfrog_grid) + 3 + len(PEERS)
     return len(protocol.models) * len(protocol.seeds) * per_seed
 
 
@@ -46,7 +46,7 @@ def run_benchmark(
     quirks: bool = False,
     methods: Iterable[str] = HMC_METHODS,
     peers: Iterable[str] = PEERS,
-    extras: Iterable[str] = ("nuts", "auto"),
+    extras: Iterable[str] = ("nuts", "vip_nuts", "auto"),
     progress: bool = True,
     deadline_minutes: float | None = None,
 ) -> ResultStore:
@@ -86,6 +86,7 @@ def _run_all(protocol, store, data_dir, quirks, methods, peers, extras, tick) ->
                 _grid(ws, method, seed, tick)
             for extra, key, run in (
                 ("nuts", f"nuts__{model}__s{seed}", lambda: run_nuts_best_cell(ws, seed)),
+                ("vip_nuts", f"vip_nuts__{model}__s{seed}", lambda: run_vip_nuts_cell(ws, seed)),
                 ("auto", f"auto__{model}__s{seed}", lambda: run_auto_cell(ws, seed)),
             ):
                 if extra not in extras:

@@ -79,7 +79,8 @@ def _german_factor(choices, models) -> Check:
 
 
 def _ours_vs_numpyro_vip(flows, model) -> Check:
-    ours, theirs = flows["vip_hmc"], flows["numpyro_vip"]
+    # Like for like: our VIP fit then NUTS against NumPyro's SVI-learned centring then NUTS.
+    ours, theirs = flows["vip_nuts"], flows["numpyro_vip"]
     if not (ours.per_gradient.ok and theirs.per_gradient.ok and ours.per_second.ok and theirs.per_second.ok):
         return Check(model, NOT_MEASURED, f"missing numbers ({ours.failed or theirs.failed or 'not run'})")
     ok = ours.per_gradient.mean >= theirs.per_gradient.mean and ours.per_second.mean >= theirs.per_second.mean
@@ -125,7 +126,7 @@ def evaluate(choices: dict, flows: dict, models) -> list[Target]:
         ),
         Target("VIP-HMC >= 4x the better fixed parameterisation on German credit", (_german_factor(choices, models),)),
         Target(
-            "our VIP-HMC >= NumPyro's VIP workflow per gradient and per second, on every model",
+            "our VIP + NUTS >= NumPyro's VIP workflow (SVI centring + NUTS) per gradient and per second, on every model",
             tuple(_ours_vs_numpyro_vip(flows[m], m) for m in models),
         ),
         Target(

@@ -24,6 +24,7 @@ PEER_LABELS = {
     "auto": "our auto (`ar.infer(method=\"auto\")`)",
     "nuts_best": "our NUTS on the best method",
     "vip_hmc": "our VIP-HMC (oracle L)",
+    "vip_nuts": "our VIP, then NUTS (VIP fit + NUTS, all timed)",
     "numpyro_nuts_cp": "NumPyro NUTS, centred",
     "numpyro_nuts_ncp": "NumPyro NUTS, non-centred",
     "numpyro_vip": "NumPyro VIP (LocScaleReparam + SVI, then NUTS)",
@@ -123,6 +124,10 @@ def workflows(collected: Collected, model: str, vip_choice: OracleChoice | None)
         vip_workflow = Workflow("vip_hmc", vip_choice.estimate, vip_workflow.per_second, vip_workflow.seconds, note)
     out["vip_hmc"] = vip_workflow
 
+    out["vip_nuts"] = _summarise(
+        "vip_nuts", collected.cells("vip_nuts", model), collected.failures(model, "vip_nuts"),
+        lambda r: number(r.get("ess_bulk_per_second")), seconds_total,
+    )
     for peer in ("numpyro_nuts_cp", "numpyro_nuts_ncp", "numpyro_vip"):
         out[peer] = _summarise(
             peer, collected.cells("peer", model, peer), collected.failures(model, "peer", peer),
