@@ -12,8 +12,9 @@ from autoreparam.vi.protocol import PAPER, VIConfig
 
 
 def test_defaults_are_the_papers_protocol():
-    """REFERENCE.md "Protocol of the authors' code"."""
-    assert PAPER == VIConfig()
+    """REFERENCE.md "Protocol of the authors' code"; our default differs only in VIP's starting lambdas."""
+    assert PAPER == VIConfig(vip_starts=(0.5,))
+    assert VIConfig().vip_starts == (0.05, 0.5, 0.95) and PAPER.vip_starts == (0.5,)
     assert PAPER.num_steps == 3000 and PAPER.num_samples == 256
     assert PAPER.learning_rates == (0.02, 0.05, 0.1, 0.2, 0.4)
     assert PAPER.decay_factors == (1 / 5, 1 / 20) and PAPER.select_window == 32

@@ -133,12 +133,12 @@ def test_same_seed_gives_an_identical_result():
 
 def test_separate_form_learns_the_location_centring():
     """With sigma_mu = 1 the scale centring b has no effect (1^b = 1): its gradient is zero and b stays at
-    its initial 0.5, while a goes to lambda* = 0.5 exactly as the tied lambda does."""
+    its run's starting value (one of VIConfig.vip_starts), while a goes to lambda* = 0.5 as the tied lambda does."""
     result = section3_vip(1.0, form="separate")
     a = float(result.vip.parameterisation.loc_centring["mu"])
     b = float(result.vip.parameterisation.scale_centring["mu"])
     assert meanfield_kl(a, 1.0) < KL_BUDGET, a
-    assert b == pytest.approx(0.5, abs=1e-6)
+    assert min(abs(b - start) for start in SECTION3_CONFIG.vip_starts) < 1e-6, b
 
 
 # --- eight schools --------------------------------------------------------------------------------------

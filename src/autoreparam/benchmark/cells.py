@@ -21,9 +21,17 @@ from autoreparam.mcmc.config import NUTSConfig
 from autoreparam.mcmc.nuts import NUTSSampler
 from autoreparam.reparam.selection import select_sites
 from autoreparam.reparam.sites import analyse_model
-from autoreparam.vi.fits import LEARNED, fit_parameterisations
+from autoreparam.vi.fits import Learned, fit_parameterisations
+from autoreparam.vi.protocol import VIConfig
 
-SPACES = {"cp": ("cp",), "ncp": ("ncp",), "vip": ("vip",), "vip_discrete": ("vip_discrete",), "ihmc": ("cp", "ncp")}
+SPACES = {
+    "cp": ("cp",),
+    "ncp": ("ncp",),
+    "vip": ("vip",),
+    "vip_discrete": ("vip_discrete",),
+    "ihmc": ("cp", "ncp"),
+    "vip_ms": ("vip_ms",),
+}
 
 
 def hmc_key(model: str, method: str, num_leapfrog: int, seed: int) -> str:
@@ -36,15 +44,14 @@ def _base(ws: Workspace, kind: str, method: str, seed: int) -> dict:
 
 def run_hmc_cell(ws: Workspace, method: str, num_leapfrog: int, seed: int) -> None:
     """HMC (or iHMC) from draws of q, preconditioned by q's scales, at one L (paper 002 Appendix C)."""
-    fits = ws.fits(seed)
     labels = SPACES[method]
-    if any(label not in fits or not fits[label].ok for label in labels):
+    spaces = [ws.fit(seed, label) for label in labels]
+    if any(fit is None or not fit.ok for fit in spaces):
         ws.store.save(
             hmc_key(ws.name, method, num_leapfrog, seed),
             {**_base(ws, "hmc", method, seed), "num_leapfrog": num_leapfrog, "failed": "variational fit failed"},
         )
         return
-    spaces = [fits[label] for label in labels]
     params = tuple(f.parameterisation for f in spaces)
     inverse_mass = np.stack([f.scale**2 for f in spaces])
     positions = draws_from_q(spaces[0], ws.protocol.num_chains, seed)
@@ -81,7 +88,7 @@ def run_nuts_best_cell(ws: Workspace, seed: int) -> None:
         ws.store.save(key, {**_base(ws, "nuts", "none", seed), "failed": "no HMC result to choose from"})
         return
     method, _ = choice
-    fit = ws.fits(seed)[method]
+    fit = ws.fit(seed, method)
     p = ws.protocol
     sampler = NUTSSampler(ws.coords, NUTSConfig(num_warmup=p.nuts_warmup, num_samples=p.nuts_samples))
     chains = sampler.run(fit.parameterisation, fit.scale**2, draws_from_q(fit, p.nuts_chains, seed), seed)
@@ -124,7 +131,9 @@ def run_vip_nuts_cell(ws: Workspace, seed: int) -> None:
     coords = Coordinates(prob.model, prob.args, prob.kwargs, select_sites(structure, "default"))
     init = initial_values(prob.model, prob.args, prob.kwargs, structure.names, seed=seed)
     config = dataclasses.replace(p.vi, progress=False)
-    fits, _ = fit_parameterisations(coords, {"vip": LEARNED}, init, config, seed=seed, label="VIP")
+    # Our VIP: the library's default starts (the paper's single start is the "vip" HMC column).
+    config = dataclasses.replace(config, vip_starts=VIConfig().vip_starts)
+    fits, _ = fit_parameterisations(coords, {"vip": Learned(config.vip_starts)}, init, config, seed=seed, label="VIP")
     vi_seconds = time.perf_counter() - start
     fit = fits["vip"]
     sampler = NUTSSampler(coords, NUTSConfig(num_warmup=p.nuts_warmup, num_samples=p.nuts_samples))

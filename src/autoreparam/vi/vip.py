@@ -20,7 +20,7 @@ from autoreparam.initial import initial_values
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import ReparamPlan, select_sites
 from autoreparam.reparam.sites import analyse_model
-from autoreparam.vi.fits import LEARNED, VIFit, fit_parameterisations
+from autoreparam.vi.fits import Learned, VIFit, fit_parameterisations
 from autoreparam.vi.protocol import VIConfig
 
 # VIP must beat the best fixed ELBO unless it is worse by more than this many standard errors.
@@ -95,7 +95,7 @@ def run_vip(
     targets = {
         "cp": Parameterisation.centred(plan),
         "ncp": Parameterisation.non_centred(plan),
-        "vip": LEARNED,
+        "vip": Learned(config.vip_starts),
     }
     fits, timing = fit_parameterisations(
         coords, targets, init_values, config, tied=form == "tied", seed=seed, label="VIP + CP + NCP"

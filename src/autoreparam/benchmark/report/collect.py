@@ -15,13 +15,14 @@ import numpy as np
 
 from autoreparam.benchmark.store import ResultStore
 
-HMC_METHODS = ("cp", "ncp", "ihmc", "vip", "vip_discrete")
+HMC_METHODS = ("cp", "ncp", "ihmc", "vip", "vip_discrete", "vip_ms")
 METHOD_LABELS = {
     "cp": "CP-HMC",
     "ncp": "NCP-HMC",
     "ihmc": "iHMC",
     "vip": "VIP-HMC",
     "vip_discrete": "discrete VIP-HMC",
+    "vip_ms": "VIP-HMC, 3 starts (ours)",
 }
 
 

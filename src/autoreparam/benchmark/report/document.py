@@ -20,14 +20,16 @@ ORACLE_NOTE = (
 
 
 def _wall_time(collected: Collected) -> str:
-    path = collected.root / "last_run_seconds.txt"
+    path = collected.root / "wall_seconds.txt"
     if not path.exists():
-        return "not recorded (no last_run_seconds.txt)"
+        return "not recorded (no wall_seconds.txt)"
     try:
-        seconds = float(path.read_text().strip())
+        passes = [float(line) for line in path.read_text().split()]
     except ValueError:
         return f"unreadable ({path.name} holds {path.read_text().strip()[:40]!r})"
-    return f"{seconds:.0f} s ({seconds / 3600:.2f} h) for the last `run_benchmark` call"
+    seconds = sum(passes)
+    detail = f" over {len(passes)} passes (a rerun resumes and runs only missing cells)" if len(passes) > 1 else ""
+    return f"{seconds:.0f} s ({seconds / 3600:.2f} h){detail}"
 
 
 def _versions(collected: Collected) -> str:

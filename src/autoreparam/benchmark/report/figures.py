@@ -18,7 +18,7 @@ import numpy as np
 from autoreparam.benchmark.report.collect import HMC_METHODS, METHOD_LABELS, Collected
 from autoreparam.benchmark.report.oracle import Z95
 
-COLOURS = {"cp": "tab:blue", "ncp": "tab:orange", "ihmc": "tab:green", "vip": "tab:red", "vip_discrete": "tab:purple"}
+COLOURS = {"cp": "tab:blue", "ncp": "tab:orange", "ihmc": "tab:green", "vip": "tab:red", "vip_discrete": "tab:purple", "vip_ms": "tab:brown"}
 ELBO_LABELS = ("cp", "ncp", "vip")
 
 

@@ -40,13 +40,13 @@ def _nuts_cell(collected: Collected, model: str) -> str:
 def main_table(collected: Collected, choices: dict) -> str:
     """Rows: models; columns: each HMC method at its oracle L, NUTS on the best, and two ratios."""
     names = ["Model"] + [METHOD_LABELS[m] for m in HMC_METHODS] + [
-        "NUTS on best", "VIP / best fixed", "iHMC / best fixed"
+        "NUTS on best", "VIP / best fixed", "VIP 3 starts / best fixed", "iHMC / best fixed"
     ]
     lines = _header(names)
     for model in collected.models:
         best = best_fixed(choices, model)
         ratios = []
-        for method in ("vip", "ihmc"):
+        for method in ("vip", "vip_ms", "ihmc"):
             if best is None or (model, method) not in choices:
                 ratios.append("n/a")
                 continue
@@ -128,10 +128,11 @@ def failed_list(collected: Collected) -> str:
 
 def elbo_table(collected: Collected) -> str:
     """ELBO of each variational fit per model (mean over seeds), the lower panel of Figure 6."""
-    labels = ("cp", "ncp", "vip", "vip_discrete")
+    labels = ("cp", "ncp", "vip", "vip_discrete", "vip_ms")
     lines = _header(["Model"] + [f"ELBO {lab}" for lab in labels] + ["recommended"])
     for model in collected.models:
-        cells = collected.cells("vi", model)
+        # vip_ms (our VIP, several starts) is fitted in a cell of its own ("vi_ms").
+        cells = collected.cells("vi", model) + collected.cells("vi_ms", model)
         if not cells:
             lines.append(_row([f"`{model}`"] + ["n/a"] * len(labels) + [""]))
             continue
@@ -140,6 +141,6 @@ def elbo_table(collected: Collected) -> str:
             xs = [((r.get("fits") or {}).get(lab) or {}).get("elbo") for r in cells]
             xs = [x for x in xs if x is not None and math.isfinite(x)]
             values.append(f"{sum(xs) / len(xs):.4g}" if xs else "n/a")
-        recommended = ", ".join(sorted({str(r.get("recommended")) for r in cells}))
+        recommended = ", ".join(sorted({str(r.get("recommended")) for r in cells if "recommended" in r}))
         lines.append(_row([f"`{model}`"] + values + [recommended]))
     return "\n".join(lines)
