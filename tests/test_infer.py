@@ -89,8 +89,6 @@ def test_one_compilation_serves_every_seed_and_leapfrog_count():
     problem = load_problem("eight_schools")
     result = ar.infer(problem.model, *problem.args, method="ncp", num_chains=3, num_warmup=20, num_samples=20,
                       num_leapfrog=2, vi_config=TINY_VI, progress=False, **problem.kwargs)
-    coords, fit = result.vi["ncp"], None
-    del coords, fit
     sampler = CycleSampler(ar.Coordinates(problem.model, problem.args, problem.kwargs, result.plan), 1,
                            HMCConfig(num_warmup=20, num_samples=20))
     fit = result.vi["ncp"]
@@ -108,11 +106,23 @@ def test_oracle_runs_the_grid_and_keeps_the_best():
     assert result.diagnostics.num_leapfrog == oracle.best_leapfrog
 
 
+def test_vip_samples_in_the_fixed_fit_its_own_check_recommends(monkeypatch):
+    """A VIP fit that lost to a fixed one on the ELBO is a local optimum: method="vip" samples in the
+    recommended fit instead, and the decision says so."""
+    import autoreparam.vi.vip as vip_module
+
+    monkeypatch.setattr(vip_module, "recommend", lambda fits: ("ncp", "forced for the test"))
+    result = _infer(method="vip")
+    np.testing.assert_array_equal(result.parameterisation["theta"], np.zeros(8))
+    assert "NCP" in result.decision and "forced for the test" in result.decision
+
+
 def test_auto_says_why():
     result = _infer(method="auto")
     assert result.kernel == "nuts"
     assert result.method.startswith("auto -> ")
     assert "pilot" in result.decision
+    assert "warm-up and pilot" in result.decision  # what each candidate cost is part of the reason
 
 
 def test_chains_are_sharded_across_devices():

@@ -26,13 +26,12 @@ from autoreparam.reparam.selection import select_sites
 from autoreparam.reparam.sites import analyse_model
 from autoreparam.result import InferenceResult, compute_diagnostics
 from autoreparam.vi.fits import fit_parameterisations
-from autoreparam.vi.protocol import VIConfig
+from autoreparam.vi.protocol import FAST, VIConfig
 from autoreparam.vi.vip import run_vip
 
 METHODS = ("cp", "ncp", "vip", "ihmc", "auto")
 KERNELS = ("hmc", "nuts")
 # "auto" needs the VIP fit only as evidence next to pilot chains, so it uses a lighter protocol.
-AUTO_VI = VIConfig(num_steps=400, num_samples=32, learning_rates=(0.05, 0.2), final_num_samples=256)
 
 
 def _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_leapfrog) -> str:
@@ -70,7 +69,9 @@ def _spaces(method, fits, vi):
     if method == "ihmc":
         return [fits["cp"], fits["ncp"]], "interleaved HMC: one CP and one NCP step per iteration"
     if method == "vip":
-        return [fits["vip"]], f"VIP-HMC; variational check: {vi.reason}"
+        # VIP includes its own check: a fit whose ELBO lost to a fixed one is a local optimum, so sample
+        # in the recommended parameterisation (paper 000 Section 6.3) and say so.
+        return [fits[vi.recommended]], f"VIP-HMC in {vi.recommended.upper()}: {vi.reason}"
     return [fits[method]], {"cp": "centred, as written", "ncp": "every planned site non-centred"}[method]
 
 
@@ -109,7 +110,7 @@ def infer(
     coords = Coordinates(model, model_args, model_kwargs, plan)
     init = initial_values(model, model_args, model_kwargs, structure.names, init_strategy, seed)
     if vi_config is None:
-        vi_config = AUTO_VI if method == "auto" else VIConfig()
+        vi_config = FAST if method == "auto" else VIConfig()
     vi_config = dataclasses.replace(vi_config, progress=progress)
     vi, fits = _variational_fits(method, coords, init, vi_config, form, seed)
     timing["variational"] = time.perf_counter() - start

@@ -26,7 +26,7 @@ from scipy.stats import multivariate_normal
 from autoreparam.errors import ArgumentError
 from autoreparam.vi.fits import VIFit
 from autoreparam.vi.protocol import VIConfig
-from autoreparam.vi.vip import _recommend, fit_vip
+from autoreparam.vi.vip import fit_vip, recommend
 
 Z_999 = 3.29
 N = 10
@@ -207,7 +207,7 @@ def fit(label, elbo, se=0.01):
 )
 def test_recommendation_picks_the_best_fixed_fit_when_vip_is_worse(elbos, expected):
     fits = {label: fit(label, value) for label, value in elbos.items()}
-    recommended, reason = _recommend(fits)
+    recommended, reason = recommend(fits)
     assert recommended == expected, reason
     if expected != "vip" and math.isfinite(elbos["vip"]):
         assert "local optimum" in reason
@@ -217,6 +217,6 @@ def test_recommendation_uses_the_combined_standard_error():
     """Worse by 2.5 combined s.e. with large s.e. is within error; the same gap with small s.e. is not."""
     gap = 0.5
     noisy = {"cp": fit("cp", -10.0, se=0.2), "ncp": fit("ncp", -20.0), "vip": fit("vip", -10.0 - gap, se=0.2)}
-    assert _recommend(noisy)[0] == "vip"  # 0.5 < 2 * hypot(0.2, 0.2) = 0.57
+    assert recommend(noisy)[0] == "vip"  # 0.5 < 2 * hypot(0.2, 0.2) = 0.57
     precise = {"cp": fit("cp", -10.0, se=0.1), "ncp": fit("ncp", -20.0), "vip": fit("vip", -10.0 - gap, se=0.1)}
-    assert _recommend(precise)[0] == "cp"  # 0.5 > 2 * hypot(0.1, 0.1) = 0.28
+    assert recommend(precise)[0] == "cp"  # 0.5 > 2 * hypot(0.1, 0.1) = 0.28

@@ -62,7 +62,8 @@ class VIPResult:
         return "\n".join(lines)
 
 
-def _recommend(fits: dict[str, VIFit]) -> tuple[str, str]:
+def recommend(fits: dict[str, VIFit]) -> tuple[str, str]:
+    """The fit to sample in: VIP unless its ELBO is below the best fixed fit's by more than the error allows."""
     fixed = {k: f for k, f in fits.items() if k in ("cp", "ncp") and f.ok}
     vip = fits["vip"]
     if not fixed:
@@ -108,7 +109,7 @@ def run_vip(
         )
         fits.update(refit)
         timings["vip_discrete"] = timing
-    recommended, reason = _recommend(fits)
+    recommended, reason = recommend(fits)
     return VIPResult(plan, coords, fits, recommended, reason, timings)
 
 
