@@ -34,6 +34,8 @@ class PilotScore:
     ess_per_1000_grads: float
     max_r_hat: float
     divergences: int
+    grad_evals: float  # warm-up and pilot, all chains: what the candidate cost
+    seconds: float
 
 
 @dataclass(frozen=True)
@@ -79,14 +81,20 @@ def run_auto(
         fit = vip.fits[label]
         warm = sampler.warmup(fit.parameterisation, fit.scale**2, draws_from_q(fit, num_chains, seed), seed)
         warm, segment, seconds = sampler.extend(warm)
-        pilot_seconds += sum(warm.seconds.values()) + sum(seconds.values())
+        spent = sum(warm.seconds.values()) + sum(seconds.values())
+        pilot_seconds += spent
         pilots[label] = (warm, segment)
         diag = standard_diagnostics(coords.split_original(segment.draws))
         per_grad = 1000.0 * diag.min_ess_bulk / float(np.sum(segment.steps))
-        scores.append(PilotScore(label, fit.elbo, per_grad, diag.max_r_hat, int(np.sum(segment.divergent))))
+        cost = float(np.sum(warm.warmup_grad_evals) + np.sum(segment.steps))
+        scores.append(
+            PilotScore(label, fit.elbo, per_grad, diag.max_r_hat, int(np.sum(segment.divergent)), cost, spent)
+        )
     best = max(scores, key=lambda s: s.ess_per_1000_grads if np.isfinite(s.ess_per_1000_grads) else -np.inf)
     table = "; ".join(
-        f"{s.label.upper()}: ELBO {s.elbo:.1f}, pilot bulk ESS/1000 grads {s.ess_per_1000_grads:.2f}" for s in scores
+        f"{s.label.upper()}: ELBO {s.elbo:.1f}, pilot bulk ESS/1000 grads {s.ess_per_1000_grads:.2f}, "
+        f"warm-up and pilot {s.grad_evals:.3g} grads in {s.seconds:.1f} s"
+        for s in scores
     )
     reason = f"best pilot ESS per gradient ({table})" + (f"; {note}" if note else "")
     warm, segment = pilots[best.label]

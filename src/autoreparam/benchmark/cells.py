@@ -15,14 +15,9 @@ import autoreparam as ar
 from autoreparam.auto import draws_from_q
 from autoreparam.benchmark.summary import summarise
 from autoreparam.benchmark.workspace import Workspace
-from autoreparam.coordinates import Coordinates
-from autoreparam.initial import initial_values
 from autoreparam.mcmc.config import NUTSConfig
 from autoreparam.mcmc.nuts import NUTSSampler
-from autoreparam.reparam.selection import select_sites
-from autoreparam.reparam.sites import analyse_model
-from autoreparam.vi.fits import Learned, fit_parameterisations
-from autoreparam.vi.protocol import VIConfig
+from autoreparam.vi.protocol import FAST
 
 SPACES = {
     "cp": ("cp",),
@@ -60,6 +55,8 @@ def run_hmc_cell(ws: Workspace, method: str, num_leapfrog: int, seed: int) -> No
     record, arrays = summarise(chains, samples, ws.protocol.keep_draws)
     record.update(_base(ws, "hmc", method, seed))
     record["num_leapfrog"] = num_leapfrog
+    if method == "vip_ms":  # which fit our VIP workflow sampled in, and why
+        record["fit_used"], record["fit_reason"] = ws.vip_ms_choice(seed)
     record["seconds"]["total"] = sum(record["seconds"].values())
     record["lambda"] = {n: np.asarray(v).ravel() for n, v in spaces[-1].parameterisation.lam.items()}
     record["elbo"] = [f.elbo for f in spaces]
@@ -120,29 +117,26 @@ def run_auto_cell(ws: Workspace, seed: int) -> None:
 
 
 def run_vip_nuts_cell(ws: Workspace, seed: int) -> None:
-    """Our VIP workflow with NumPyro's VIP workflow's sampler: VIP alone (no CP/NCP baselines), then NUTS.
+    """Our VIP workflow as a user runs it with NUTS: ``ar.infer(method="vip", kernel="nuts")`` with the
+    light ``FAST`` variational preset (VIP from several starts beside CP and NCP, its ELBO check), then
+    NUTS in the recommended parameterisation.
 
-    The like-for-like peer of ``numpyro_vip`` (SVI-learned centring, then NUTS): same sites policy as
-    a user's default, same NUTS settings, every phase timed, compilation included.
+    The like-for-like peer of ``numpyro_vip`` (SVI-learned centring, then NUTS): the default sites
+    policy, the same NUTS settings, every phase timed, compilation included.
     """
     p, prob = ws.protocol, ws.problem
     start = time.perf_counter()
-    structure = analyse_model(prob.model, *prob.args, **prob.kwargs)
-    coords = Coordinates(prob.model, prob.args, prob.kwargs, select_sites(structure, "default"))
-    init = initial_values(prob.model, prob.args, prob.kwargs, structure.names, seed=seed)
-    config = dataclasses.replace(p.vi, progress=False)
-    # Our VIP: the library's default starts (the paper's single start is the "vip" HMC column).
-    config = dataclasses.replace(config, vip_starts=VIConfig().vip_starts)
-    fits, _ = fit_parameterisations(coords, {"vip": Learned(config.vip_starts)}, init, config, seed=seed, label="VIP")
-    vi_seconds = time.perf_counter() - start
-    fit = fits["vip"]
-    sampler = NUTSSampler(coords, NUTSConfig(num_warmup=p.nuts_warmup, num_samples=p.nuts_samples))
-    chains = sampler.run(fit.parameterisation, fit.scale**2, draws_from_q(fit, p.nuts_chains, seed), seed)
+    result = ar.infer(
+        prob.model, *prob.args, method="vip", kernel="nuts", num_chains=p.nuts_chains, num_warmup=p.nuts_warmup,
+        num_samples=p.nuts_samples, vi_config=FAST, seed=seed, progress=False, **prob.kwargs,
+    )
     total = time.perf_counter() - start
-    record, arrays = summarise(chains, coords.split_original(chains.draws), p.keep_draws)
+    record, arrays = summarise(result.chains, result.samples, p.keep_draws)
     record.update(_base(ws, "vip_nuts", "vip_nuts", seed))
-    record["seconds"] = {**record["seconds"], "vi": vi_seconds, "total": total}
+    record["vi_config"] = dataclasses.asdict(FAST)
+    record["seconds"] = {**result.timing, "total": total}
     record["ess_bulk_per_second"] = record["min_ess_bulk"] / total
-    record["elbo"] = fit.elbo
-    record["lambda"] = {n: np.asarray(v).ravel() for n, v in fit.parameterisation.lam.items()}
+    record["fit_used"], record["fit_reason"] = result.vi.recommended, result.vi.reason
+    record["elbo"] = {label: f.elbo for label, f in result.vi.fits.items()}
+    record["lambda"] = {n: np.asarray(v).ravel() for n, v in result.vi.lam.items()}
     ws.store.save(f"vip_nuts__{ws.name}__s{seed}", record, arrays)

@@ -24,7 +24,7 @@ from autoreparam.reparam.selection import select_sites
 from autoreparam.reparam.sites import analyse_model
 from autoreparam.vi.fits import Learned, VIFit, fit_parameterisations
 from autoreparam.vi.protocol import VIConfig
-from autoreparam.vi.vip import run_vip
+from autoreparam.vi.vip import recommend, run_vip
 
 FIT_LABELS = ("cp", "ncp", "vip", "vip_discrete")
 
@@ -79,9 +79,18 @@ class Workspace:
         return self._fits[key]
 
     def fit(self, seed: int, label: str) -> VIFit | None:
-        """One fit by label; "vip_ms" (our default VIP, several starts) lives in a cell of its own."""
+        """One fit by label. "vip_ms" is our VIP workflow: the several-start VIP fit (a cell of its own),
+        or the better fixed fit when VIP's own check (``vi.vip.recommend``) says VIP lost to it."""
         if label != "vip_ms":
             return self.fits(seed).get(label)
+        chosen, _ = self.vip_ms_choice(seed)
+        return self._ms(seed) if chosen == "vip" else self.fits(seed)[chosen]
+
+    def vip_ms_choice(self, seed: int) -> tuple[str, str]:
+        fixed = self.fits(seed)
+        return recommend({"cp": fixed["cp"], "ncp": fixed["ncp"], "vip": self._ms(seed)})
+
+    def _ms(self, seed: int) -> VIFit:
         key = f"vi_ms__{self.name}__s{seed}"
         if key not in self._fits:
             if not self.store.done(key):

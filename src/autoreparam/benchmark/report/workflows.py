@@ -24,7 +24,7 @@ PEER_LABELS = {
     "auto": "our auto (`ar.infer(method=\"auto\")`)",
     "nuts_best": "our NUTS on the best method",
     "vip_hmc": "our VIP-HMC (oracle L)",
-    "vip_nuts": "our VIP, then NUTS (VIP fit + NUTS, all timed)",
+    "vip_nuts": "our VIP, then NUTS (`ar.infer(method=\"vip\", kernel=\"nuts\", vi_config=FAST)`)",
     "numpyro_nuts_cp": "NumPyro NUTS, centred",
     "numpyro_nuts_ncp": "NumPyro NUTS, non-centred",
     "numpyro_vip": "NumPyro VIP (LocScaleReparam + SVI, then NUTS)",
@@ -124,9 +124,12 @@ def workflows(collected: Collected, model: str, vip_choice: OracleChoice | None)
         vip_workflow = Workflow("vip_hmc", vip_choice.estimate, vip_workflow.per_second, vip_workflow.seconds, note)
     out["vip_hmc"] = vip_workflow
 
+    vip_nuts = collected.cells("vip_nuts", model)
+    used = sorted({r["fit_used"] for r in vip_nuts if r.get("fit_used")})
     out["vip_nuts"] = _summarise(
-        "vip_nuts", collected.cells("vip_nuts", model), collected.failures(model, "vip_nuts"),
+        "vip_nuts", vip_nuts, collected.failures(model, "vip_nuts"),
         lambda r: number(r.get("ess_bulk_per_second")), seconds_total,
+        note=f"sampled in {', '.join(used)}" if used else "",
     )
     for peer in ("numpyro_nuts_cp", "numpyro_nuts_ncp", "numpyro_vip"):
         out[peer] = _summarise(
