@@ -56,16 +56,11 @@ class NUTSConfig:
     num_samples: int = 2000
     target_accept: float = 0.8
     max_num_doublings: int = 10
-    # Pseudo-count of the previous inverse mass matrix in each slow window's estimate (BlackJAX's
-    # ``imm_shrinkage_to_previous``). 0 is Stan's scheme: each window's estimate replaces the last.
-    mass_matrix_memory: float = 0.0
 
     def __post_init__(self):
         _positive("num_warmup", self.num_warmup)
         _positive("num_samples", self.num_samples)
         _positive("max_num_doublings", self.max_num_doublings)
-        if not (self.mass_matrix_memory >= 0.0) or self.mass_matrix_memory == float("inf"):
-            raise ArgumentError(f"mass_matrix_memory must be finite and >= 0, got {self.mass_matrix_memory}")
         if not 0.0 < self.target_accept < 1.0:
             raise ArgumentError(f"target_accept must lie in (0, 1), got {self.target_accept}")
 

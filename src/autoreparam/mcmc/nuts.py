@@ -70,7 +70,6 @@ class NUTSSampler:
                 target_acceptance_rate=config.target_accept,
                 adaptation_info_fn=get_filter_adapt_info_fn(info_keys={"num_integration_steps", "is_divergent"}),
                 max_num_doublings=config.max_num_doublings,
-                imm_shrinkage_to_previous=config.mass_matrix_memory,
             )
             (state, tuned), info = warmup.run(key, position, num_steps=config.num_warmup)
             counts = (jnp.sum(info.info.num_integration_steps), jnp.sum(info.info.is_divergent))
