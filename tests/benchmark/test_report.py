@@ -6,6 +6,7 @@ The last test runs the real tiny protocol end to end (the CI smoke test of the b
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import time
@@ -149,7 +150,8 @@ def test_targets_pass_fail_and_not_measured():
         ("german_credit", "ihmc"): _choice("german_credit", "ihmc", 0.5),
     }
     flows = {"a": _flows(4.0, 1.0, 4.5), "german_credit": _flows(0.9, 1.0, 1.0, numpyro_vip=(20.0, 3.0))}
-    within, factor4, ms_within, ms_factor4, numpyro_vip, ihmc, auto = evaluate(choices, flows, ["a", "german_credit"])
+    targets = evaluate(choices, flows, ["a", "german_credit"])
+    within, factor4, ms_within, ms_factor4, numpyro_vip, ihmc, ahead, near_per_grad, near_per_s = targets
     # No "vip_ms" (our several-start VIP) choice in these fixtures: measured nowhere.
     assert ms_within.verdict == NOT_MEASURED and ms_factor4.verdict == NOT_MEASURED
     # 95 vs 100: short by 5 < 2 * hypot(3, 2) = 7.2 -> PASS; German credit 5.0 vs 1.2 -> PASS.
@@ -159,8 +161,13 @@ def test_targets_pass_fail_and_not_measured():
     assert [c.verdict for c in numpyro_vip.checks] == [PASS, FAIL] and numpyro_vip.verdict == FAIL
     # 51 >= 50 on a; 0.5 < 0.6 on German credit.
     assert [c.verdict for c in ihmc.checks] == [PASS, FAIL]
-    # a: 4.0 > 1.0 and >= 0.8 * 4.5 -> PASS; German credit: 0.9 < 1.0 -> FAIL.
-    assert [c.verdict for c in auto.checks] == [PASS, FAIL]
+    # ESS/s: a: 4.0 > 1.0 -> PASS; German credit: 0.9 < 1.0 -> FAIL.
+    assert [c.verdict for c in ahead.checks] == [PASS, FAIL]
+    # Per gradient 30 >= 0.8 * max(5, 20); per second a: 4.0 >= 0.8 * 4.5, German credit 0.9 >= 0.8 * 1.0.
+    assert [c.verdict for c in near_per_grad.checks] == [PASS, PASS]
+    assert [c.verdict for c in near_per_s.checks] == [PASS, PASS]
+    slow = dict(flows["a"], auto=dataclasses.replace(flows["a"]["auto"], per_gradient=Estimate(15.0, 1.0, 4)))
+    assert evaluate(choices, {"a": slow}, ["a"])[7].checks[0].verdict == FAIL  # 15 < 0.8 * 20
 
     choices["german_credit", "vip"] = _choice("german_credit", "vip", 3.0, 0.5)  # 2.5x < 4x
     assert evaluate(choices, flows, ["german_credit"])[1].verdict == FAIL
@@ -299,7 +306,7 @@ def test_tiny_protocol_end_to_end(tmp_path):
     assert "Total wall time:" in text and "not recorded" not in text
     targets = text.split("## Targets")[1].split("## Figures")[0]
     checks = [line for line in targets.splitlines() if "`eight_schools`" in line]
-    assert len(checks) == 5 and not any("NOT MEASURED" in line for line in checks)  # every method and peer ran
+    assert len(checks) == 7 and not any("NOT MEASURED" in line for line in checks)  # every method and peer ran
     figures = tmp_path / "out" / "figures" / "bench"
     written = {p.name for p in figures.iterdir()}
     assert written == {"fig6_models_elbo.png", "fig7_lambda.png", "appendix_d_moments.png"}  # no radon, no German

@@ -103,16 +103,28 @@ def _ihmc_factor_two(choices, model) -> Check:
     )
 
 
-def _auto_vs_nuts(flows, model) -> Check:
-    auto, cp, ncp = flows["auto"].per_second, flows["numpyro_nuts_cp"].per_second, flows["numpyro_nuts_ncp"].per_second
+def _auto_ahead_per_second(flows, model) -> Check:
+    auto, cp = flows["auto"].per_second, flows["numpyro_nuts_cp"].per_second
     if not (auto.ok and cp.ok):
         return Check(model, NOT_MEASURED, "no auto or no numpyro_nuts_cp result")
-    best = max((e for e in (cp, ncp) if e.ok), key=lambda e: e.mean)
-    ok = auto.mean > cp.mean and auto.mean >= 0.8 * best.mean
     return Check(
-        model, PASS if ok else FAIL,
-        f"auto {fmt(auto)} ESS/s vs NumPyro NUTS CP {fmt(cp)}, NCP {fmt(ncp)} "
-        f"(80% of the better: {0.8 * best.mean:.3g})",
+        model, PASS if auto.mean > cp.mean else FAIL,
+        f"auto {fmt(auto)} ESS/s vs NumPyro NUTS CP {fmt(cp)} ({auto.mean / cp.mean:.3g}x)",
+    )
+
+
+def _auto_near_best_nuts(flows, model, measure: str) -> Check:
+    """auto against the better of NumPyro's NUTS on the centred and the non-centred model: the better
+    fixed parameterisation sampled by the same kind of sampler."""
+    unit = {"per_gradient": "ESS/1000 grads", "per_second": "ESS/s"}[measure]
+    auto, cp, ncp = (getattr(flows[k], measure) for k in ("auto", "numpyro_nuts_cp", "numpyro_nuts_ncp"))
+    fixed = [e for e in (cp, ncp) if e.ok]
+    if not (auto.ok and fixed):
+        return Check(model, NOT_MEASURED, "no auto or no NumPyro NUTS result")
+    best = max(fixed, key=lambda e: e.mean)
+    return Check(
+        model, PASS if auto.mean >= 0.8 * best.mean else FAIL,
+        f"auto {fmt(auto)} {unit} vs NumPyro NUTS CP {fmt(cp)}, NCP {fmt(ncp)} (80% of the better: {0.8 * best.mean:.3g})",
     )
 
 
@@ -142,9 +154,17 @@ def evaluate(choices: dict, flows: dict, models) -> list[Target]:
             tuple(_ihmc_factor_two(choices, m) for m in models),
         ),
         Target(
-            "auto ahead of numpyro_nuts_cp in ESS per second, and within 20% of the better of NumPyro's "
-            "centred / non-centred NUTS (ESS per second), on every model",
-            tuple(_auto_vs_nuts(flows[m], m) for m in models),
+            "auto ahead of NumPyro's NUTS on the user's centred model in ESS per second, all phases counted, on every model",
+            tuple(_auto_ahead_per_second(flows[m], m) for m in models),
+        ),
+        Target(
+            "auto within 20% of the better fixed parameterisation (NumPyro NUTS on the centred or the non-centred "
+            "model) in ESS per 1000 gradients, on every model",
+            tuple(_auto_near_best_nuts(flows[m], m, "per_gradient") for m in models),
+        ),
+        Target(
+            "auto within 20% of the better fixed parameterisation in ESS per second, all phases counted, on every model",
+            tuple(_auto_near_best_nuts(flows[m], m, "per_second") for m in models),
         ),
     ]
 

@@ -24,7 +24,7 @@ PEER_LABELS = {
     "auto": "our auto (`ar.infer(method=\"auto\")`)",
     "nuts_best": "our NUTS on the best method",
     "vip_hmc": "our VIP-HMC (oracle L)",
-    "vip_nuts": "our VIP, then NUTS (`ar.infer(method=\"vip\", kernel=\"nuts\", vi_config=FAST)`)",
+    "vip_nuts": "our VIP, then NUTS (`ar.infer(method=\"vip\", kernel=\"nuts\")`, protocol's VI)",
     "numpyro_nuts_cp": "NumPyro NUTS, centred",
     "numpyro_nuts_ncp": "NumPyro NUTS, non-centred",
     "numpyro_vip": "NumPyro VIP (LocScaleReparam + SVI, then NUTS)",
