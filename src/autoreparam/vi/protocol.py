@@ -66,5 +66,6 @@ PAPER = VIConfig(vip_starts=(0.5,))
 # starting points, scales and candidate parameterisations. About 1/150 of the paper's density
 # evaluations per fit (400 x 32 x 2 against 3000 x 256 x 5). Not enough on its own to choose a
 # parameterisation: its fits can be unconverged, and on election '88 its VIP fit won the ELBO yet its
-# pilot chains sampled over 100x worse per gradient than CP's (BENCHMARKS.md). ``method="auto"`` uses it and decides with pilot chains.
+# pilot chains sampled over 100x worse per gradient than CP's (BENCHMARKS.md). ``method="auto"``
+# uses it and decides with pilot chains.
 FAST = VIConfig(num_steps=400, num_samples=32, learning_rates=(0.05, 0.2), final_num_samples=256)
