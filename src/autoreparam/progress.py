@@ -18,8 +18,9 @@ def _best_elbo(values: np.ndarray) -> str:
 def progress_reporter(total: int, label: str, enabled: bool = True, describe: Callable = _best_elbo):
     """Yield ``report(step, values)`` that advances a tqdm bar on stderr; a no-op when disabled.
 
-    ``values`` arrive batched over runs or chains (the callback is called once per step for the
-    whole vmapped batch); ``describe(values) -> str`` turns them into the bar's postfix.
+    Under ``vmap`` a ``jax.debug.callback`` is called once per run (or chain) with that run's values,
+    not once with the batch, so the values of one step are gathered until a later step arrives (or
+    the loop ends) and ``describe(values) -> str`` then sees all of them: "best ELBO" is the best run's.
     """
     if not enabled:
         yield lambda step, values: None
@@ -27,16 +28,27 @@ def progress_reporter(total: int, label: str, enabled: bool = True, describe: Ca
     from tqdm.auto import tqdm  # imported lazily: only long interactive runs need it
 
     bar = tqdm(total=total, desc=label, file=sys.stderr, leave=False, mininterval=0.5)
+    pending = {"step": None, "values": []}
 
-    def report(step, values):
-        bar.n = int(np.max(step)) + 1
-        postfix = describe(np.asarray(values))
+    def flush():
+        if pending["step"] is None:
+            return
+        bar.n = pending["step"] + 1
+        postfix = describe(np.concatenate(pending["values"]))
         if postfix:
             bar.set_postfix_str(postfix, refresh=False)
         bar.refresh()
 
+    def report(step, values):
+        step = int(np.max(step))
+        if step != pending["step"]:
+            flush()
+            pending["step"], pending["values"] = step, []
+        pending["values"].append(np.ravel(np.asarray(values, dtype=float)))
+
     try:
         yield report
     finally:
+        flush()
         bar.n = total
         bar.close()
