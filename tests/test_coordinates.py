@@ -31,6 +31,7 @@ from numpyro.infer.util import log_density
 from autoreparam.coordinates import Coordinates
 from autoreparam.errors import ArgumentError, ModelError
 from autoreparam.initial import initial_values
+from autoreparam.models import eight_schools
 from autoreparam.reparam.families import FAMILIES, find_family
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import select_sites
@@ -280,14 +281,6 @@ def test_sites_left_centred_pass_through_the_maps():
 
 
 # --- initial values keyed by the original names --------------------------------------------------------
-def eight_schools(sigma, y=None):
-    mu = numpyro.sample("mu", dist.Normal(0.0, 5.0))
-    log_tau = numpyro.sample("log_tau", dist.Normal(0.0, 5.0))
-    with numpyro.plate("schools", sigma.shape[0]):
-        theta = numpyro.sample("theta", dist.Normal(mu, jnp.exp(log_tau)))
-        numpyro.sample("y", dist.Normal(theta, sigma), obs=y)
-
-
 def test_init_values_by_original_name_map_into_every_parameterisation():
     with jax.enable_x64(True):
         sigma = jnp.array([15.0, 10, 16, 11, 9, 11, 10, 18])

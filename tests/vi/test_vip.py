@@ -24,6 +24,7 @@ import pytest
 from scipy.stats import multivariate_normal
 
 from autoreparam.errors import ArgumentError
+from autoreparam.models import eight_schools
 from autoreparam.vi.fits import VIFit
 from autoreparam.vi.protocol import VIConfig
 from autoreparam.vi.vip import fit_vip, recommend
@@ -145,14 +146,6 @@ def test_separate_form_learns_the_location_centring():
 SCHOOLS_Y = jnp.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
 SCHOOLS_SIGMA = jnp.array([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0])
 SCHOOLS_CONFIG = VIConfig(num_steps=1000, num_samples=32, learning_rates=(0.1,), final_num_samples=2048, progress=False)
-
-
-def eight_schools(sigma, y=None):
-    mu = numpyro.sample("mu", dist.Normal(0.0, 5.0))
-    log_tau = numpyro.sample("log_tau", dist.Normal(0.0, 5.0))
-    with numpyro.plate("schools", sigma.shape[0]):
-        theta = numpyro.sample("theta", dist.Normal(mu, jnp.exp(log_tau)))
-        numpyro.sample("y", dist.Normal(theta, sigma), obs=y)
 
 
 @pytest.fixture(scope="module")
