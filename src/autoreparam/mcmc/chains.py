@@ -14,6 +14,7 @@ class ChainResult:
     ``draws``: (chains, draws, original_dim), laid out as ``Coordinates.ravel_original``.
     ``grad_evals``: model gradient evaluations per chain in the sampling phase (warm-up apart).
     ``acceptance``, ``step_size``: per chain and per space (two spaces for iHMC).
+    ``divergences``: transitions (iterations) with at least one divergent half-step, per chain.
     """
 
     kernel: str
@@ -27,6 +28,9 @@ class ChainResult:
     num_leapfrog: int | None
     seconds: dict  # compile / warmup / sampling wall time
     draw_stats: dict = field(default_factory=dict, repr=False)  # per-draw (chains, draws) arrays for ArviZ
+    # (chains, spaces): divergent half-steps per space in the sampling phase (iHMC: which half diverged)
+    space_divergences: np.ndarray | None = None
+    inverse_mass: np.ndarray | None = field(default=None, repr=False)  # (chains, spaces, dim) after warm-up
 
     @property
     def num_chains(self) -> int:

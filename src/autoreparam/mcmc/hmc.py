@@ -22,7 +22,23 @@ from autoreparam.mcmc.cycle import build_cycle_kernel
 from autoreparam.mcmc.programs import ProgramCache
 from autoreparam.mcmc.sharding import shard_chains
 from autoreparam.mcmc.step_size import make_rule
+from autoreparam.mcmc.warmup import schedule, window_adaptation
 from autoreparam.reparam.parameterisation import Parameterisation
+
+
+def _count(divergent):
+    """(iterations, spaces) flags -> (iterations with any divergent half, divergent half-steps per space)."""
+    return jnp.sum(divergent.any(axis=-1)), jnp.sum(divergent, axis=0)
+
+
+def per_space_leapfrog(num_leapfrog, num_spaces: int) -> tuple[int, ...]:
+    """``L`` or ``(L_1, ..., L_K)`` as one positive integer per space."""
+    values = tuple(int(L) for L in np.atleast_1d(np.asarray(num_leapfrog)).ravel())
+    if len(values) == 1:
+        values = values * num_spaces
+    if len(values) != num_spaces or any(L <= 0 for L in values):
+        raise ValueError(f"num_leapfrog must be a positive integer or one per space ({num_spaces}), got {num_leapfrog}")
+    return values
 
 
 class CycleSampler:
@@ -36,12 +52,46 @@ class CycleSampler:
 
     # --- programs -----------------------------------------------------------------------------
     def _warmup_program(self, params, inverse_mass, positions, num_leapfrog, keys, log_steps):
+        """Burn-in of every chain; returns states, log step sizes and inverse mass matrices per space,
+        and warm-up divergences per space."""
+        init, step = build_cycle_kernel(self.coords, params, self.config.divergence_threshold, self.config.jitter)
+        if self.config.step_size_rule == "window":
+            one_chain = self._window_chain(init, step, num_leapfrog)
+        else:
+            one_chain = self._paper_chain(init, step, num_leapfrog)
+        return jax.vmap(one_chain)(positions, keys, log_steps, inverse_mass)
+
+    def _window_chain(self, init, step, num_leapfrog):
+        """Stan's windowed adaptation, one per space (``mcmc.warmup``)."""
+        adapt_init, adapt_update, adapt_final = window_adaptation(self.config.acceptance_target)
+        stages = schedule(self.config.num_warmup)
+        update_spaces = jax.vmap(adapt_update, in_axes=(0, None, None, 0, 0))
+
+        def one_chain(position, key, log_step0, imm0):
+            state = init(position)
+            adapt = jax.vmap(adapt_init)(imm0, jnp.exp(log_step0))
+
+            def body(carry, stage):
+                state, adapt, key = carry
+                key, sub = jax.random.split(key)
+                state, info = step(sub, state, jnp.log(adapt.step_size), adapt.inverse_mass, num_leapfrog)
+                adapt = update_spaces(adapt, stage[0], stage[1], info.positions, info.acceptance_rate)
+                return (state, adapt, key), info.is_divergent
+
+            (state, adapt, _), divergent = jax.lax.scan(body, (state, adapt, key), stages)
+            step_size, imm = jax.vmap(adapt_final)(adapt)
+            return state, jnp.log(step_size), imm, _count(divergent)
+
+        return one_chain
+
+    def _paper_chain(self, init, step, num_leapfrog):
+        """The authors' burn-in: q's scales as a fixed mass matrix, one step size per space adapted by
+        the sign rule (or dual averaging) for the first ``adapt_fraction`` of the steps."""
         config = self.config
-        init, step = build_cycle_kernel(self.coords, params, config.divergence_threshold)
         rule = make_rule(config)
         num_adapt = config.num_adapt
 
-        def one_chain(position, key, log_step0):
+        def one_chain(position, key, log_step0, imm):
             state = init(position)
             adapt = jax.vmap(rule.init)(log_step0)
 
@@ -50,34 +100,34 @@ class CycleSampler:
                 key, sub = jax.random.split(key)
                 adapting = t < num_adapt
                 log_steps = jnp.where(adapting, jax.vmap(rule.current)(adapt), jax.vmap(rule.final)(adapt))
-                state, info = step(sub, state, log_steps, inverse_mass, num_leapfrog)
+                state, info = step(sub, state, log_steps, imm, num_leapfrog)
                 updated = jax.vmap(rule.update)(adapt, info.acceptance_rate)
                 adapt = jax.tree_util.tree_map(lambda new, old: jnp.where(adapting, new, old), updated, adapt)
-                return (state, adapt, key), info
+                return (state, adapt, key), info.is_divergent
 
-            (state, adapt, _), info = jax.lax.scan(body, (state, adapt, key), jnp.arange(config.num_warmup))
-            return state, jax.vmap(rule.final)(adapt), jnp.sum(info.is_divergent.any(axis=-1))
+            (state, adapt, _), divergent = jax.lax.scan(body, (state, adapt, key), jnp.arange(config.num_warmup))
+            return state, jax.vmap(rule.final)(adapt), imm, _count(divergent)
 
-        return jax.vmap(one_chain)(positions, keys, log_steps)
+        return one_chain
 
     def _sample_program(self, params, inverse_mass, states, num_leapfrog, keys, log_steps):
         coords = self.coords
-        _, step = build_cycle_kernel(coords, params, self.config.divergence_threshold)
+        _, step = build_cycle_kernel(coords, params, self.config.divergence_threshold, self.config.jitter)
 
         def original(x):
             return coords.ravel_original(coords.to_original(coords.unravel(x), params[0]))
 
-        def one_chain(state, key, log_step):
+        def one_chain(state, key, log_step, imm):
             def body(carry, _):
                 state, key = carry
                 key, sub = jax.random.split(key)
-                state, info = step(sub, state, log_step, inverse_mass, num_leapfrog)
-                return (state, key), (original(state.position), info)
+                state, info = step(sub, state, log_step, imm, num_leapfrog)
+                return (state, key), (original(state.position), info.acceptance_rate, info.is_divergent)
 
-            _, (draws, info) = jax.lax.scan(body, (state, key), None, length=self.config.num_samples)
-            return draws, info.acceptance_rate, info.is_divergent.any(axis=-1)
+            _, (draws, accept, divergent) = jax.lax.scan(body, (state, key), None, length=self.config.num_samples)
+            return draws, accept, divergent
 
-        return jax.vmap(one_chain)(states, keys, log_steps)
+        return jax.vmap(one_chain)(states, keys, log_steps, inverse_mass)
 
     @property
     def num_compilations(self) -> int:
@@ -89,33 +139,44 @@ class CycleSampler:
         params: Sequence[Parameterisation],
         inverse_mass: jax.Array,
         init_positions: jax.Array,
-        num_leapfrog: int,
+        num_leapfrog: int | Sequence[int],
         seed: int,
         init_log_step: jax.Array | None = None,
     ) -> ChainResult:
-        """Warm up and sample ``init_positions.shape[0]`` chains from positions in ``params[0]``'s coordinates."""
+        """Warm up and sample ``init_positions.shape[0]`` chains from positions in ``params[0]``'s coordinates.
+
+        ``num_leapfrog``: one L for every space, or one per space (iHMC with a cheap half).
+        """
         params = tuple(params)
         if len(params) != self.num_spaces:
             raise ValueError(f"expected {self.num_spaces} parameterisation(s), got {len(params)}")
+        per_space = per_space_leapfrog(num_leapfrog, self.num_spaces)
         positions = jnp.asarray(init_positions)
         num_chains = positions.shape[0]
-        inverse_mass = jnp.asarray(inverse_mass, dtype=positions.dtype).reshape(self.num_spaces, -1)
+        inverse_mass = jnp.asarray(inverse_mass, dtype=positions.dtype)
+        inverse_mass = jnp.broadcast_to(inverse_mass.reshape(-1, self.num_spaces, positions.shape[1]),
+                                        (num_chains, self.num_spaces, positions.shape[1]))
         if init_log_step is None:
-            init_log_step = jnp.full((num_chains, self.num_spaces), jnp.log(initial_step_size(num_leapfrog)))
+            first = [initial_step_size(L) for L in per_space]
+            if self.config.step_size_rule == "window":  # dual averaging finds its own; start no larger than 1
+                first = [min(1.0, e) for e in first]
+            init_log_step = jnp.log(jnp.array([first] * num_chains))
         warm_key, sample_key = jax.random.split(jax.random.PRNGKey(seed))
         warm_keys = jax.random.split(warm_key, num_chains)
         sample_keys = jax.random.split(sample_key, num_chains)
-        positions, warm_keys, sample_keys, init_log_step = shard_chains(
-            (positions, warm_keys, sample_keys, jnp.asarray(init_log_step, dtype=positions.dtype)), num_chains
+        positions, inverse_mass, warm_keys, sample_keys, init_log_step = shard_chains(
+            (positions, inverse_mass, warm_keys, sample_keys, jnp.asarray(init_log_step, dtype=positions.dtype)),
+            num_chains,
         )
-        L = jnp.asarray(num_leapfrog, dtype=jnp.int32)
-        (states, log_steps, warm_div), c1, t_warm = self._programs(
+        L = jnp.asarray(per_space, dtype=jnp.int32)
+        (states, log_steps, inverse_mass, (warm_div, _)), c1, t_warm = self._programs(
             "warmup", self._warmup, (params, inverse_mass, positions, L, warm_keys, init_log_step)
         )
         (draws, accept, divergent), c2, t_sample = self._programs(
             "sample", self._sample, (params, inverse_mass, states, L, sample_keys, log_steps)
         )
-        per_iteration = self.num_spaces * int(num_leapfrog)
+        divergent = np.asarray(divergent)  # (chains, draws, spaces)
+        per_iteration = sum(per_space)
         ones = np.ones(num_chains)
         return ChainResult(
             kernel="hmc" if self.num_spaces == 1 else "ihmc",
@@ -123,14 +184,16 @@ class CycleSampler:
             grad_evals=ones * per_iteration * self.config.num_samples,
             warmup_grad_evals=ones * (per_iteration * self.config.num_warmup + 1),
             acceptance=np.asarray(accept).mean(axis=1),
-            divergences=np.asarray(divergent).sum(axis=1),
+            divergences=divergent.any(axis=-1).sum(axis=1),
             warmup_divergences=np.asarray(warm_div),
             step_size=np.exp(np.asarray(log_steps)),
-            num_leapfrog=int(num_leapfrog),
+            num_leapfrog=per_space[0] if len(set(per_space)) == 1 else per_space,
             seconds={"compile": c1 + c2, "warmup": t_warm, "sampling": t_sample},
             draw_stats={
                 "acceptance_rate": np.asarray(accept).mean(axis=-1),
-                "diverging": np.asarray(divergent),
-                "n_steps": np.full(np.asarray(divergent).shape, per_iteration),
+                "diverging": divergent.any(axis=-1),
+                "n_steps": np.full(divergent.shape[:2], per_iteration),
             },
+            space_divergences=divergent.sum(axis=1),
+            inverse_mass=np.asarray(inverse_mass),
         )

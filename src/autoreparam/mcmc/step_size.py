@@ -48,5 +48,5 @@ def dual_averaging_rule(target: float) -> StepSizeRule:
 
 def make_rule(config: HMCConfig) -> StepSizeRule:
     if config.step_size_rule == "sign":
-        return sign_rule(config.sign_rate, config.target_accept)
-    return dual_averaging_rule(config.target_accept)
+        return sign_rule(config.sign_rate, config.acceptance_target)
+    return dual_averaging_rule(config.acceptance_target)
