@@ -20,7 +20,7 @@ from autoreparam.diagnostics.standard import standard_diagnostics
 from autoreparam.mcmc.chains import ChainResult
 from autoreparam.mcmc.config import NUTSConfig
 from autoreparam.mcmc.nuts import NUTSSampler
-from autoreparam.vi.fits import VIFit
+from autoreparam.sampling import draws_from_q
 from autoreparam.vi.vip import VIPResult
 
 # VIP's lambda this close to all-1 or all-0 is CP or NCP again: no need to pilot it separately.
@@ -48,12 +48,6 @@ class AutoOutcome:
     num_compilations: int  # sampler programs compiled for every candidate and the continuation together
 
 
-def draws_from_q(fit: VIFit, num_chains: int, seed: int) -> np.ndarray:
-    """Initial positions: independent draws of the fitted mean-field q (paper 000 Section 6.2)."""
-    rng = np.random.default_rng(seed)
-    return (fit.loc + fit.scale * rng.standard_normal((num_chains, fit.loc.size))).astype(np.float32)
-
-
 def pilot_length(num_samples: int) -> int:
     return max(50, num_samples // 8)
 
@@ -70,12 +64,11 @@ def candidates(vip: VIPResult) -> tuple[list[str], str]:
     return labels + ["vip"], ""
 
 
-def run_auto(
-    coords: Coordinates, vip: VIPResult, num_chains: int, num_warmup: int, num_samples: int, seed: int
-) -> AutoOutcome:
-    """Warm up and pilot every candidate, then continue the best candidate's chains to ``num_samples``."""
+def run_auto(coords: Coordinates, vip: VIPResult, num_chains: int, config: NUTSConfig, seed: int) -> AutoOutcome:
+    """Warm up and pilot every candidate, then continue the best candidate's chains to ``config.num_samples``."""
     labels, note = candidates(vip)
-    sampler = NUTSSampler(coords, NUTSConfig(num_warmup=num_warmup, num_samples=num_samples), pilot_length(num_samples))
+    num_samples = config.num_samples
+    sampler = NUTSSampler(coords, config, pilot_length(num_samples))
     pilots, scores, pilot_seconds = {}, [], 0.0
     for label in labels:
         fit = vip.fits[label]

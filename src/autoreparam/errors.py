@@ -26,3 +26,8 @@ class DataError(AutoreparamError, ValueError):
 
 class ArgumentError(AutoreparamError, ValueError):
     """An argument of an autoreparam function is out of range or of the wrong kind."""
+
+
+class ConvergenceWarning(UserWarning):
+    """A result whose R-hat, effective sample size or divergences make it untrustworthy as it is;
+    the message says what is wrong and what to try (``InferenceResult.health`` has the details)."""

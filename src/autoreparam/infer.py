@@ -8,23 +8,22 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import warnings
 from typing import Callable, Sequence
 
 import numpy as np
 
-from autoreparam.auto import draws_from_q, run_auto
+from autoreparam.auto import run_auto
 from autoreparam.coordinates import Coordinates
-from autoreparam.diagnostics.ess import paper_metric
-from autoreparam.errors import ArgumentError
+from autoreparam.errors import ArgumentError, ConvergenceWarning
 from autoreparam.initial import initial_values
 from autoreparam.mcmc.config import PAPER_L_GRID, HMCConfig, NUTSConfig
-from autoreparam.mcmc.hmc import CycleSampler
-from autoreparam.mcmc.nuts import NUTSSampler
-from autoreparam.mcmc.oracle import check_grid, oracle_leapfrog
+from autoreparam.mcmc.oracle import check_grid
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import select_sites
 from autoreparam.reparam.sites import analyse_model
 from autoreparam.result import InferenceResult, compute_diagnostics
+from autoreparam.sampling import ORACLE_METRICS, sample_hmc, sample_nuts
 from autoreparam.vi.fits import fit_parameterisations
 from autoreparam.vi.protocol import FAST, VIConfig
 from autoreparam.vi.vip import run_vip
@@ -88,7 +87,9 @@ def infer(
     form: str = "tied",
     num_leapfrog: int | str = "oracle",
     leapfrog_grid: Sequence[int] = PAPER_L_GRID,
-    step_size_rule: str = "sign",
+    step_size_rule: str = "window",
+    oracle_metric: str = "pooled",
+    target_accept: float | None = None,
     vi_config: VIConfig | None = None,
     init_strategy: Callable | None = None,
     progress: bool = True,
@@ -100,9 +101,22 @@ def infer(
     default: CP, NCP or VIP chosen by pilot chains, then NUTS). ``kernel``: "hmc" (fixed L, the paper's
     set-up; L by oracle over ``leapfrog_grid`` unless given) or "nuts"; "auto" defaults to NUTS, the
     others to HMC. Samples and initial values are always in the original coordinates.
+
+    Safe defaults for fixed-L HMC: ``step_size_rule="window"`` (Stan's windowed adaptation of the step
+    size and a diagonal mass matrix, seeded by q) and ``oracle_metric="pooled"`` (L scored by pooled
+    rank-normalised ESS; L at which the chains disagree is never chosen). ``step_size_rule="sign"``
+    with ``oracle_metric="paper"`` is the paper's protocol. A result whose R-hat, ESS or divergences
+    make it untrustworthy says so in ``summary()`` and ``result.health``, and ``infer`` warns
+    (``autoreparam.ConvergenceWarning``). ``target_accept``: the mean acceptance the step size is
+    adapted to (NUTS and windowed HMC: 0.8 by default; raise it, e.g. to 0.95, against divergences).
     """
     kernel = _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_leapfrog)
     leapfrog_grid = check_grid(leapfrog_grid)
+    if target_accept is not None and not (isinstance(target_accept, (float, int)) and 0.0 < target_accept < 1.0):
+        raise ArgumentError(f"target_accept must lie in (0, 1), got {target_accept!r}")
+    nuts_config = NUTSConfig(num_warmup=num_warmup, num_samples=num_samples, target_accept=target_accept or 0.8)
+    if oracle_metric not in ORACLE_METRICS:
+        raise ArgumentError(f"oracle_metric must be one of {', '.join(ORACLE_METRICS)}, got {oracle_metric!r}")
     timing = {}
     start = time.perf_counter()
     structure = analyse_model(model, *model_args, seed=seed, **model_kwargs)
@@ -118,68 +132,42 @@ def infer(
     start = time.perf_counter()
     oracle = None
     if method == "auto":
-        outcome = run_auto(coords, vi, num_chains, num_warmup, num_samples, seed)
+        outcome = run_auto(coords, vi, num_chains, nuts_config, seed)
         spaces, decision, chains = [fits[outcome.label]], outcome.reason, outcome.chains
         timing["pilot"] = outcome.pilot_seconds
     else:
         spaces, decision = _spaces(method, fits, vi)
         if kernel == "nuts":
-            chains = sample_nuts(coords, spaces[0], num_chains, num_warmup, num_samples, seed)
+            chains = sample_nuts(coords, spaces[0], num_chains, nuts_config, seed)
         else:
-            config = HMCConfig(num_warmup=num_warmup, num_samples=num_samples, step_size_rule=step_size_rule)
-            chains, oracle = sample_hmc(coords, spaces, config, num_chains, num_leapfrog, leapfrog_grid, seed)
+            config = HMCConfig(num_warmup=num_warmup, num_samples=num_samples, step_size_rule=step_size_rule,
+                               target_accept=target_accept)
+            chains, oracle = sample_hmc(
+                coords, spaces, config, num_chains, num_leapfrog, leapfrog_grid, seed, metric=oracle_metric
+            )
     timing["sampling"] = time.perf_counter() - start - timing.get("pilot", 0.0)
     timing["compile"] = chains.seconds.get("compile", 0.0)
 
     samples = coords.split_original(chains.draws)
     lam = spaces[-1].parameterisation.lam  # for iHMC: the non-centred half
+    diagnostics = compute_diagnostics(samples, chains, oracle, tuple(f.label for f in spaces))
+    if not diagnostics.health.trustworthy:
+        warnings.warn(
+            "autoreparam.infer: the result is not trustworthy: " + " ".join(diagnostics.health.warnings)
+            + f" What to try: {diagnostics.health.advice}",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
     return InferenceResult(
         method=method if method != "auto" else f"auto -> {spaces[0].label}",
         kernel=kernel,
         samples=samples,
         parameterisation=lam,
         num_grad_evals=int(np.sum(chains.grad_evals)),
-        diagnostics=compute_diagnostics(samples, chains, oracle),
+        diagnostics=diagnostics,
         decision=decision,
         plan=plan,
         chains=chains,
         vi=vi,
         timing=timing,
-    )
-
-
-def sample_nuts(coords, fit, num_chains, num_warmup, num_samples, seed):
-    """NUTS from draws of q, with q's variances seeding the window adaptation's mass matrix."""
-    sampler = NUTSSampler(coords, NUTSConfig(num_warmup=num_warmup, num_samples=num_samples))
-    return sampler.run(fit.parameterisation, fit.scale**2, draws_from_q(fit, num_chains, seed), seed)
-
-
-def sample_hmc(coords, spaces, config: HMCConfig, num_chains, num_leapfrog, grid, seed):
-    """HMC (one space) or iHMC (several) from draws of the first space's q, preconditioned by each q.
-
-    ``num_leapfrog="oracle"`` picks L on pilot runs over ``grid`` and then runs afresh, so the
-    reported run is not the luckiest of the grid.
-    """
-    params = tuple(f.parameterisation for f in spaces)
-    inverse_mass = np.stack([f.scale**2 for f in spaces])
-    positions = draws_from_q(spaces[0], num_chains, seed)
-    oracle = None
-    if num_leapfrog == "oracle":
-        oracle = _pilot_oracle(coords, params, inverse_mass, positions, config, grid, seed)
-        num_leapfrog = oracle.best_leapfrog
-    chains = CycleSampler(coords, len(spaces), config).run(params, inverse_mass, positions, num_leapfrog, seed)
-    return chains, oracle
-
-
-def _pilot_oracle(coords, params, inverse_mass, positions, config, grid, seed):
-    """Choose L on short pilot runs (same warm-up, an eighth of the draws), scored by the paper metric."""
-    pilot = dataclasses.replace(config, num_samples=max(100, config.num_samples // 8))
-    sampler = CycleSampler(coords, len(params), pilot)
-
-    def score(result):
-        metric = paper_metric(coords.split_original(result.draws), result.grad_evals)
-        return metric.mean, metric.se
-
-    return oracle_leapfrog(
-        lambda L: sampler.run(params, inverse_mass, positions, L, seed + 7919), score, grid
     )

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from autoreparam.diagnostics.ess import EfficiencyMetric, paper_metric
+from autoreparam.diagnostics.health import Health, assess
 from autoreparam.diagnostics.standard import StandardDiagnostics, standard_diagnostics
 from autoreparam.mcmc.chains import ChainResult
 from autoreparam.mcmc.oracle import OracleResult
@@ -24,25 +25,55 @@ class Diagnostics:
     warmup_divergences: int
     acceptance: np.ndarray  # (chains, spaces)
     step_size: np.ndarray  # (chains, spaces)
-    num_leapfrog: int | None
+    num_leapfrog: int | tuple[int, ...] | None  # tuple: one L per space (iHMC)
+    health: Health  # warnings (do not trust as it is) and notes, in plain words
     oracle: OracleResult | None = None
+    space_divergences: np.ndarray | None = None  # (spaces,) divergent half-steps per space (iHMC)
+    grad_evals: np.ndarray | None = None  # (chains,) sampling-phase gradient evaluations
 
     @property
     def ess_per_1000_grads(self) -> tuple[float, float]:
         return self.efficiency.mean, self.efficiency.se
 
+    @property
+    def pooled_ess_per_1000_grads(self) -> float:
+        """Min over elements of the pooled rank-normalised bulk ESS per 1000 gradients of all chains."""
+        return 1000.0 * self.standard.min_ess_bulk / float(np.sum(self.grad_evals))
 
-def compute_diagnostics(samples: dict, chains: ChainResult, oracle: OracleResult | None = None) -> Diagnostics:
+
+def compute_diagnostics(
+    samples: dict, chains: ChainResult, oracle: OracleResult | None = None, space_labels: tuple[str, ...] = ()
+) -> Diagnostics:
+    standard = standard_diagnostics(samples)
+    health = assess(
+        standard,
+        num_chains=chains.num_chains,
+        num_draws=chains.num_draws,
+        divergences=int(np.sum(chains.divergences)),
+        space_divergences=chains.space_divergences,
+        space_labels=space_labels,
+        kernel=chains.kernel,
+    )
+    space_div = None if chains.space_divergences is None else np.sum(chains.space_divergences, axis=0)
     return Diagnostics(
         efficiency=paper_metric(samples, chains.grad_evals),
-        standard=standard_diagnostics(samples),
+        standard=standard,
         divergences=int(np.sum(chains.divergences)),
         warmup_divergences=int(np.sum(chains.warmup_divergences)),
         acceptance=chains.acceptance,
         step_size=chains.step_size,
         num_leapfrog=chains.num_leapfrog,
+        health=health,
         oracle=oracle,
+        space_divergences=space_div,
+        grad_evals=np.asarray(chains.grad_evals),
     )
+
+
+def _per_space(space_divergences, chains: ChainResult) -> str:
+    if space_divergences is None or len(space_divergences) < 2:
+        return ""
+    return " [per half: " + ", ".join(str(int(n)) for n in space_divergences) + "]"
 
 
 def _fmt_lambda(lam: np.ndarray) -> str:
@@ -73,18 +104,29 @@ class InferenceResult:
     vi: Any = field(repr=False, default=None)
     timing: dict = field(default_factory=dict)
 
+    @property
+    def health(self) -> Health:
+        return self.diagnostics.health
+
+    @property
+    def trustworthy(self) -> bool:
+        """False when R-hat, ESS or divergences say the draws should not be used as they are."""
+        return self.diagnostics.health.trustworthy
+
     def summary(self) -> str:
         d = self.diagnostics
         mean, se = d.ess_per_1000_grads
-        lines = [
+        lines = d.health.lines()
+        lines += [""] if lines else []
+        lines += [
             f"method: {self.method} ({self.kernel}), {self.chains.num_chains} chains x {self.chains.num_draws} draws",
             f"why: {self.decision}",
-            f"ESS per 1000 gradient evaluations (paper metric, min over elements): {mean:.3f} +- {se:.3f}"
-            f"  [worst element: {d.efficiency.min_element_name}]",
+            f"ESS per 1000 gradient evaluations, min over elements: pooled bulk {d.pooled_ess_per_1000_grads:.3f}; "
+            f"per chain (paper metric) {mean:.3f} +- {se:.3f}  [worst element: {d.efficiency.min_element_name}]",
             f"min bulk ESS {d.standard.min_ess_bulk:.0f}, min tail ESS {d.standard.min_ess_tail:.0f}, "
             f"max R-hat {d.standard.max_r_hat:.3f}",
-            f"divergences: {d.divergences} (sampling), {d.warmup_divergences} (warm-up); "
-            f"gradient evaluations: {self.num_grad_evals}",
+            f"divergences: {d.divergences} (sampling){_per_space(d.space_divergences, self.chains)}, "
+            f"{d.warmup_divergences} (warm-up); gradient evaluations: {self.num_grad_evals}",
             f"acceptance per space: {np.round(d.acceptance.mean(axis=0), 3).tolist()}"
             + (f"; leapfrog steps L = {d.num_leapfrog}" if d.num_leapfrog else ""),
             "",

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from autoreparam.auto import draws_from_q
+from autoreparam.sampling import draws_from_q
 from autoreparam.coordinates import Coordinates
 from autoreparam.diagnostics.standard import mean_and_mcse
 from autoreparam.initial import initial_values

@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 import autoreparam as ar
-from autoreparam.auto import draws_from_q
+from autoreparam.sampling import draws_from_q
 from autoreparam.benchmark.summary import summarise
 from autoreparam.benchmark.workspace import Workspace
 from autoreparam.mcmc.config import NUTSConfig

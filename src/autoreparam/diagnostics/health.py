@@ -1,0 +1,142 @@
+"""Is a run trustworthy? Plain-language warnings from R-hat, effective sample sizes and divergences.
+
+Thresholds follow Vehtari, Gelman, Simpson, Carpenter & Buerkner (2021), "Rank-normalization,
+folding, and localization: an improved R-hat for assessing convergence of MCMC", Section 4: use a
+sample only if rank-normalised split R-hat < 1.01 and bulk and tail ESS exceed 100 per chain.
+Divergences follow Betancourt (2017), "A conceptual introduction to Hamiltonian Monte Carlo",
+Section 6.2: a divergent trajectory marks a region the integrator cannot resolve, so a sampler that
+diverges may miss part of the posterior.
+
+For interleaved HMC the divergences of each half are told apart: the centred half diverging in a
+funnel's neck while the non-centred half keeps moving there costs gradients, not correctness (each
+half leaves the posterior invariant and the other half explores the neck), so it is a note; the
+chain's health is then judged by R-hat and ESS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from autoreparam.diagnostics.standard import StandardDiagnostics
+
+MAX_R_HAT = 1.01
+MIN_ESS_PER_CHAIN = 100
+# A half of iHMC whose divergences stay below this fraction of iterations, while another half
+# diverges, is the half that moves the chain where the other cannot.
+_QUIET_HALF = 0.01
+
+
+@dataclass(frozen=True)
+class Health:
+    """Warnings (the result should not be trusted as it is), notes (worth knowing), and what to try."""
+
+    warnings: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+    advice: str = ""
+
+    @property
+    def trustworthy(self) -> bool:
+        return not self.warnings
+
+    def lines(self) -> list[str]:
+        out = [f"WARNING: {w}" for w in self.warnings]
+        if self.warnings and self.advice:
+            out.append(f"what to try: {self.advice}")
+        return out + [f"note: {n}" for n in self.notes]
+
+
+def _worst(per_site: dict, largest: bool) -> tuple[str, float]:
+    """The element with the largest (or smallest) value, named like ``theta[3]``, and that value."""
+    found_name, found = "", np.nan
+    for name, values in per_site.items():
+        values = np.asarray(values, dtype=float)
+        if values.size == 0 or np.all(np.isnan(values)):
+            continue
+        flat = values.ravel()
+        i = int(np.nanargmax(flat) if largest else np.nanargmin(flat))
+        if np.isnan(found) or (flat[i] > found if largest else flat[i] < found):
+            index = np.unravel_index(i, values.shape) if values.shape else ()
+            found_name = name + (f"[{','.join(map(str, index))}]" if index else "")
+            found = float(flat[i])
+    return found_name, found
+
+
+def assess(
+    standard: StandardDiagnostics,
+    *,
+    num_chains: int,
+    num_draws: int,
+    divergences: int,
+    space_divergences: np.ndarray | None = None,
+    space_labels: tuple[str, ...] = (),
+    kernel: str = "hmc",
+) -> Health:
+    """Warnings and notes for one run, each a sentence that says what is wrong, and what to try.
+
+    ``divergences``: sampling-phase transitions with a divergent (half-)step, all chains.
+    ``space_divergences``: (chains, spaces) divergent half-steps per space, for interleaved HMC.
+    ``space_labels``: the parameterisation of each space ("cp", "ncp", "vip"); ``kernel``: "hmc" or "nuts".
+    """
+    warnings, notes = [], []
+    if num_chains >= 2 and np.isfinite(standard.max_r_hat) and standard.max_r_hat > MAX_R_HAT:
+        name, value = _worst(standard.r_hat, largest=True)
+        warnings.append(
+            f"the chains disagree (R-hat {value:.3f} for {name}; trust needs < {MAX_R_HAT}): "
+            "the draws are not yet a sample of the posterior."
+        )
+    elif num_chains < 2:
+        notes.append("one chain: R-hat cannot check that chains agree; run at least 4 chains.")
+    wanted = MIN_ESS_PER_CHAIN * num_chains
+    bulk_name, bulk = _worst(standard.ess_bulk, largest=False)
+    tail_name, tail = _worst(standard.ess_tail, largest=False)
+    low = [f"{kind} ESS {value:.0f} for {name}" for kind, name, value in (("bulk", bulk_name, bulk), ("tail", tail_name, tail))
+           if np.isfinite(value) and value < wanted]
+    if low:
+        warnings.append(
+            f"too few effective draws ({', '.join(low)}; want >= {wanted}, {MIN_ESS_PER_CHAIN} per chain): "
+            "means and quantiles carry large Monte Carlo error."
+        )
+    more = _divergences(divergences, num_chains * num_draws, space_divergences, space_labels)
+    warnings += more[0]
+    notes += more[1]
+    advice = _advice(space_labels, kernel, bool(more[0])) if warnings else ""
+    return Health(tuple(warnings), tuple(notes), advice)
+
+
+def _advice(space_labels, kernel, diverged: bool) -> str:
+    if tuple(space_labels) == ("cp",):
+        first = "method='ncp' or method='auto' (a centred latent whose scale can approach zero makes a funnel)"
+    elif kernel in ("hmc", "ihmc"):
+        first = "kernel='nuts' (trajectory lengths that adapt to the posterior) or method='auto'"
+    else:
+        first = "method='auto' (the parameterisation whose pilot chains mix best)"
+    if diverged:
+        first += "; against divergences, target_accept=0.95 (smaller steps follow the curvature)"
+    return f"{first}; then more warm-up (num_warmup) and more draws (num_samples)."
+
+
+def _divergences(divergences, transitions, space_divergences, space_labels):
+    """(warnings, notes) about divergent transitions."""
+    if divergences == 0:
+        return [], []
+    if space_divergences is not None and np.ndim(space_divergences) == 2 and np.shape(space_divergences)[1] > 1:
+        per_space = np.sum(space_divergences, axis=0)
+        labels = space_labels or tuple(f"space {k}" for k in range(len(per_space)))
+        quiet = [label.upper() for label, n in zip(labels, per_space) if n / transitions < _QUIET_HALF]
+        counts = ", ".join(f"{label.upper()} half {int(n)}" for label, n in zip(labels, per_space))
+        if quiet:
+            return [], [
+                f"divergent half-steps ({counts}, of {transitions} iterations): where one half cannot integrate "
+                f"(a centred half in a funnel's neck) the {' and '.join(quiet)} half keeps the chain moving, so "
+                "this costs gradients, not correctness; R-hat and ESS judge the chain."
+            ]
+        return [
+            f"{divergences} of {transitions} iterations diverged ({counts}): in some region no half can "
+            "follow the posterior's curvature, so the draws may miss it."
+        ], []
+    return [
+        f"{divergences} of {transitions} transitions ({100 * divergences / transitions:.1f}%) diverged: the "
+        "integrator could not follow the posterior's curvature there, so the draws may miss that region."
+    ], []

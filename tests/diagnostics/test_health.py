@@ -1,0 +1,70 @@
+"""Plain-language warnings: chains that disagree, too few effective draws, divergences (diagnostics/health.py)."""
+
+import numpy as np
+import pytest
+
+from autoreparam.diagnostics.health import assess
+from autoreparam.diagnostics.standard import standard_diagnostics
+
+
+def _chains(rng, means, rho=0.3, draws=1000):
+    x = np.empty((len(means), draws))
+    x[:, 0] = rng.standard_normal(len(means))
+    for t in range(1, draws):
+        x[:, t] = rho * x[:, t - 1] + np.sqrt(1 - rho**2) * rng.standard_normal(len(means))
+    return x + np.asarray(means)[:, None]
+
+
+@pytest.fixture(scope="module")
+def good():
+    rng = np.random.default_rng(1)
+    return standard_diagnostics({"mu": _chains(rng, [0.0] * 4), "theta": np.stack([_chains(rng, [0.0] * 4)] * 2, -1)})
+
+
+def test_healthy_chains_get_no_warning(good):
+    health = assess(good, num_chains=4, num_draws=1000, divergences=0)
+    assert health.trustworthy and not health.warnings and not health.advice
+
+
+def test_chains_that_disagree_are_named_with_their_r_hat():
+    rng = np.random.default_rng(2)
+    standard = standard_diagnostics({"mu": _chains(rng, [0.0] * 4), "tau": _chains(rng, [-2.0, 0.0, 0.0, 2.0])})
+    health = assess(standard, num_chains=4, num_draws=1000, divergences=0, space_labels=("vip",), kernel="hmc")
+    assert not health.trustworthy
+    assert any("chains disagree" in w and "tau" in w for w in health.warnings)
+    assert "kernel='nuts'" in health.advice
+
+
+def test_too_few_effective_draws_are_reported_with_the_element():
+    rng = np.random.default_rng(3)
+    standard = standard_diagnostics({"theta": np.stack([_chains(rng, [0.0] * 4, rho=0.995)] * 3, -1)})
+    health = assess(standard, num_chains=4, num_draws=1000, divergences=0)
+    assert any("too few effective draws" in w and "theta[" in w for w in health.warnings)
+
+
+def test_divergences_of_a_fixed_parameterisation_are_a_warning(good):
+    health = assess(good, num_chains=4, num_draws=1000, divergences=40, space_labels=("cp",))
+    assert any("40 of 4000 transitions" in w for w in health.warnings)
+    assert "method='ncp'" in health.advice
+
+
+def test_ihmc_divergences_confined_to_one_half_are_a_note_not_a_warning(good):
+    per_space = np.array([[500, 2], [480, 1], [520, 3], [510, 0]])  # the CP half in a funnel's neck
+    health = assess(good, num_chains=4, num_draws=1000, divergences=2010, space_divergences=per_space,
+                    space_labels=("cp", "ncp"), kernel="ihmc")
+    assert health.trustworthy
+    assert any("NCP half keeps the chain moving" in n for n in health.notes)
+
+
+def test_ihmc_divergences_in_every_half_are_a_warning(good):
+    per_space = np.array([[500, 200], [480, 190], [520, 210], [510, 205]])
+    health = assess(good, num_chains=4, num_draws=1000, divergences=2100, space_divergences=per_space,
+                    space_labels=("cp", "ncp"), kernel="ihmc")
+    assert not health.trustworthy and "no half" in health.warnings[0]
+
+
+def test_one_chain_cannot_check_agreement():
+    rng = np.random.default_rng(4)
+    standard = standard_diagnostics({"mu": _chains(rng, [0.0], draws=2000)})
+    health = assess(standard, num_chains=1, num_draws=2000, divergences=0)
+    assert any("one chain" in n for n in health.notes)
