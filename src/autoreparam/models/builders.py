@@ -23,6 +23,7 @@ from autoreparam.models.hierarchical import radon as _radon_model
 from autoreparam.models.hierarchical import radon_stddvs as _radon_stddvs_model
 from autoreparam.models.problem import Problem
 from autoreparam.models.regression import german_credit as _german_credit_model
+from autoreparam.models import simulated as _simulated
 
 _SAME = "Data as in the original code."
 _NO_DATA = "Synthetic model without a data file; nothing differs from the original code."
@@ -145,4 +146,25 @@ def gaussian_section3(*, data_dir=None, quirks=False, q=1.0, n=10, sigma_mu=1.0,
     return Problem(
         "gaussian_section3", _gaussian_model, (), {"y": y, "sigma": sigma, "sigma_mu": sigma_mu},
         f"Gaussian model of Section 3 with known posterior: q = N / sigma^2 = {q}, N = {n}.", _NO_DATA,
+    )
+
+
+_SIMULATED = "Data simulated from the model by seed {seed} (no data file); nothing to compare with the paper."
+
+
+def hierarchical_linear(*, data_dir=None, quirks=False, seed=0) -> Problem:
+    group, x, num_groups, y = _simulated.hierarchical_linear_data(int(seed))
+    return Problem(
+        "hierarchical_linear", _simulated.hierarchical_linear, (group, x, num_groups), {"y": y},
+        f"Varying intercepts, common slope, half-normal scales: {len(y)} rows, {num_groups} groups, "
+        f"{num_groups + 4} latent dimensions.", _SIMULATED.format(seed=int(seed)),
+    )
+
+
+def sparse_logistic(*, data_dir=None, quirks=False, seed=0) -> Problem:
+    features, y = _simulated.sparse_logistic_data(int(seed))
+    return Problem(
+        "sparse_logistic", _simulated.sparse_logistic, (features,), {"y": y},
+        f"Logistic regression with Gamma local scales: {features.shape[0]} rows, {features.shape[1]} "
+        f"features, {2 * features.shape[1] + 2} latent dimensions.", _SIMULATED.format(seed=int(seed)),
     )

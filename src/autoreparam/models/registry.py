@@ -28,6 +28,8 @@ def _entries() -> dict[str, _Entry]:
         "neals_funnel": _Entry(builders.neals_funnel, ("dim",)),
         "funnel_with_observation": _Entry(builders.funnel_with_observation, ("y", "sigma")),
         "gaussian_section3": _Entry(builders.gaussian_section3, ("q", "n", "sigma_mu", "seed")),
+        "hierarchical_linear": _Entry(builders.hierarchical_linear, ("seed",)),
+        "sparse_logistic": _Entry(builders.sparse_logistic, ("seed",)),
     }
     for state in _RADON_STATES:
         for variant in ("radon", "radon_stddvs"):
@@ -48,7 +50,8 @@ def load(name: str, *, data_dir: str | os.PathLike | None = None, quirks: bool =
     ``quirks=True`` reproduces the original code's data handling (REFERENCE.md); it changes
     radon, election88 and electric and nothing else. ``options`` are model specific:
     radon ``missing_floor`` ("mean" or "drop"); neals_funnel ``dim``; funnel_with_observation
-    ``y``, ``sigma``; gaussian_section3 ``q``, ``n``, ``sigma_mu``, ``seed``.
+    ``y``, ``sigma``; gaussian_section3 ``q``, ``n``, ``sigma_mu``, ``seed``; the simulated
+    hierarchical_linear and sparse_logistic ``seed``.
     """
     entries = _entries()
     if name not in entries:
