@@ -25,6 +25,7 @@ from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import select_sites
 from autoreparam.reparam.sites import analyse_model
 from autoreparam.result import InferenceResult, compute_diagnostics
+from autoreparam.validation import check_call
 from autoreparam.vi.fits import fit_parameterisations
 from autoreparam.vi.protocol import FAST, VIConfig
 from autoreparam.vi.vip import run_vip
@@ -101,6 +102,7 @@ def infer(
     set-up; L by oracle over ``leapfrog_grid`` unless given) or "nuts"; "auto" defaults to NUTS, the
     others to HMC. Samples and initial values are always in the original coordinates.
     """
+    model_args, model_kwargs = check_call(model, model_args, model_kwargs, seed)
     kernel = _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_leapfrog)
     leapfrog_grid = check_grid(leapfrog_grid)
     timing = {}
