@@ -57,9 +57,16 @@ def _unsupported_reason(site: SiteInfo) -> str:
     )
 
 
+# NumPyro's scan forwards only seed, substitute, condition and replay into its body, so no
+# reparameterisation handler can rewrite a site sampled there.
+_IN_SCAN = "sampled inside numpyro.contrib.control_flow.scan, whose body reparameterisation handlers cannot reach"
+
+
 def _decide(site: SiteInfo, policy: str) -> SiteDecision:
     if site.family is None:
         return SiteDecision(site.name, False, _unsupported_reason(site))
+    if site.in_scan:
+        return SiteDecision(site.name, False, f"left centred: {_IN_SCAN}")
     if policy == "all":
         return SiteDecision(site.name, True, f"{site.distribution} latent ('all' policy)")
     if site.has_latent_prior:
@@ -87,6 +94,10 @@ def select_sites(structure: ModelStructure, sites: str | Sequence[str] = "defaul
             site = structure[name]
             if site.family is None:
                 raise SiteError(name, _unsupported_reason(site).replace("left centred: ", "cannot reparameterise: "))
+            if site.in_scan:
+                raise SiteError(
+                    name, f"cannot reparameterise: {_IN_SCAN}; write the series non-centred by hand or leave it out"
+                )
         decisions = tuple(
             SiteDecision(s.name, True, "requested by name")
             if s.name in requested
