@@ -248,17 +248,32 @@ def test_coordinate_maps_read_the_scan_values_they_set():
         np.testing.assert_allclose(back[name], u[name], rtol=1e-6, atol=1e-6)
 
 
+def _clashing_names():
+    mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+    numpyro.sample("theta_decentered", dist.Normal(0.0, 1.0))
+    numpyro.sample("theta", dist.Normal(mu, 1.0))
+
+
+def test_a_site_named_like_another_sites_auxiliary_stays_centred_and_says_why():
+    plan = ar.select_sites(ar.analyse_model(_clashing_names), "all")
+    decisions = {d.name: d for d in plan.decisions}
+    assert not decisions["theta"].reparameterise
+    assert "'theta_decentered', a name the model already uses" in decisions["theta"].reason
+    assert decisions["mu"].reparameterise
+
+
 def test_asking_to_reparameterise_a_site_inside_scan_is_an_error_naming_it():
     with pytest.raises(SiteError, match="site 'walk'.*scan"):
         ar.infer(random_walk, Y_WALK, method="ncp", sites=["walk"], **TINY)
 
 
-def test_log_density_nan_in_a_region_is_never_entered():
+@pytest.mark.parametrize("method", ["vip", "ihmc"])
+def test_log_density_nan_in_a_region_is_never_entered(method):
     def model():
         x = numpyro.sample("x", dist.Normal(0.0, 1.0))
         numpyro.factor("nan_above_one", jnp.where(x > 1.0, jnp.nan, 0.0))
 
-    result = ar.infer(model, method="cp", seed=0, **TINY)
+    result = ar.infer(model, method=method, seed=0, **TINY)
     x = result.samples["x"]
     assert np.all(np.isfinite(x)) and np.all(x <= 1.0)
 
@@ -271,8 +286,9 @@ def test_a_plate_of_a_hundred_thousand_observations():
         with numpyro.plate("data", y.shape[0]):
             numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
 
-    # NUTS: with 20 warm-up steps, fixed-length HMC cannot adapt to a posterior sd of 0.003.
-    result = ar.infer(model, y, method="cp", kernel="nuts", **{**TINY, "num_samples": 100})
+    # auto samples with NUTS: with 20 warm-up steps fixed-length HMC cannot adapt to a posterior sd of 0.003.
+    settings = {k: v for k, v in TINY.items() if k != "num_leapfrog"}
+    result = ar.infer(model, y, method="auto", **{**settings, "num_samples": 100})
     posterior_sd = 1 / np.sqrt(y.size + 1e-2)
     assert abs(result.samples["mu"].mean() - y.sum() / (y.size + 1e-2)) < 6 * posterior_sd
 
@@ -356,6 +372,11 @@ def _discrete_latent():
     numpyro.sample("k", dist.Poisson(3.0))
 
 
+def _duplicate_names():
+    numpyro.sample("a", dist.Normal(0.0, 1.0))
+    numpyro.sample("a", dist.Normal(0.0, 1.0))
+
+
 def _three_groups(y):
     mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
     with numpyro.plate("group", 3):
@@ -413,6 +434,11 @@ ERROR_CASES = {
     "missing model argument": (lambda: ar.infer(hierarchy, jnp.ones(3), **TINY), ModelError, "scale.*signature"),
     "unknown keyword argument": (
         lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), bogus=1, **TINY), ModelError, "'bogus'.*signature"),
+    "site named like another site's auxiliary, requested by name": (
+        lambda: ar.infer(_clashing_names, sites=["theta"], **TINY), SiteError,
+        r"site 'theta': cannot reparameterise: its auxiliary site would be called 'theta_decentered'.*rename"),
+    "two sites with one name": (
+        lambda: ar.infer(_duplicate_names, **TINY), ModelError, r"after its site 'a'.*unique names.*`a` duplicated"),
     "unknown site name": (
         lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), sites=["thetaa"], **TINY), SiteError,
         r"site 'thetaa': is not a latent site.*mu, tau, theta"),
