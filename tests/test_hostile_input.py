@@ -234,6 +234,13 @@ def test_sites_inside_scan_stay_centred_and_say_why(walk):
     assert decisions["after"].reparameterise and decisions["level"].reparameterise
 
 
+def test_fit_vip_takes_list_data_and_learns_lambda_outside_the_scan_only():
+    result = ar.fit_vip(random_walk, Y_WALK.tolist(), sites="all", config=VI, discrete=False)
+    assert set(result.lam) == {"level", "after"}  # the walk, inside the scan, is not rewritten
+    assert all(0.0 <= float(np.min(lam)) and float(np.max(lam)) <= 1.0 for lam in result.lam.values())
+    assert all(np.isfinite(fit.elbo) for fit in result.fits.values())
+
+
 def test_coordinate_maps_read_the_scan_values_they_set():
     """After the scan, a non-centred site's location is the walk's last value as set, not a fresh draw."""
     plan = ar.select_sites(ar.analyse_model(random_walk, Y_WALK), "all")
