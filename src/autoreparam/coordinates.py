@@ -50,6 +50,17 @@ class _SetLatents(Messenger):
     def process_message(self, msg):
         if msg["type"] == "sample" and not msg["is_observed"] and msg["name"] in self.names:
             msg["value"] = self.rule(msg["name"], msg["fn"])
+        elif msg["type"] == "control_flow":
+            # numpyro.contrib.control_flow.scan runs its body under `block`; like `substitute`, hand it
+            # a substitution so every step reads the value we set. The rule gives the whole series and
+            # scan takes step i of it. Sites inside scan are never reparameterised (selection.py), so the
+            # rule only records values here, which the replay of the scanned sites then overwrites.
+            msg["kwargs"]["substitute_stack"].append(("substitute", self._inside_scan))
+
+    def _inside_scan(self, site):
+        if site["type"] == "sample" and not site["is_observed"] and site["name"] in self.names:
+            return self.rule(site["name"], site["fn"])
+        return None
 
 
 def _sum(x) -> jax.Array:

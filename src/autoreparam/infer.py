@@ -24,6 +24,7 @@ from autoreparam.reparam.selection import select_sites
 from autoreparam.reparam.sites import analyse_model
 from autoreparam.result import InferenceResult, compute_diagnostics
 from autoreparam.sampling import ORACLE_METRICS, sample_hmc, sample_nuts
+from autoreparam.validation import check_call
 from autoreparam.vi.fits import fit_parameterisations
 from autoreparam.vi.protocol import FAST, VIConfig
 from autoreparam.vi.vip import run_vip
@@ -110,6 +111,7 @@ def infer(
     (``autoreparam.ConvergenceWarning``). ``target_accept``: the mean acceptance the step size is
     adapted to (NUTS and windowed HMC: 0.8 by default; raise it, e.g. to 0.95, against divergences).
     """
+    model_args, model_kwargs = check_call(model, model_args, model_kwargs, seed)
     kernel = _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_leapfrog)
     leapfrog_grid = check_grid(leapfrog_grid)
     if target_accept is not None and not (isinstance(target_accept, (float, int)) and 0.0 < target_accept < 1.0):

@@ -3,6 +3,11 @@
 Initial values are always given and returned keyed by the original site names; every
 parameterisation maps them into its own coordinates (``Coordinates.from_original``). A user's NumPyro
 init strategy (``init_to_value(values=...)``, ``init_to_median``, ...) works unchanged.
+
+The model's log density must be finite at the values returned: a start where it is NaN or -inf
+would make every later stage (VI, warm-up, sampling) return NaN or stall without saying why. As
+NumPyro's ``find_valid_initial_params`` does, the default strategy falls back to random points
+(``init_to_uniform``) before giving up with an error that names the offending site.
 """
 
 from __future__ import annotations
@@ -13,23 +18,53 @@ import jax
 import jax.numpy as jnp
 import numpyro
 from numpyro import handlers
-from numpyro.infer.initialization import init_to_median
+from numpyro.infer.initialization import init_to_median, init_to_uniform
 
-from autoreparam.errors import ModelError
+from autoreparam.errors import ModelError, SiteError
+from autoreparam.validation import model_failure, nonfinite_site
+
+# Random starting points tried after the prior median, when the user gave no init strategy.
+_FALLBACK_STARTS = 10
 
 
 def initial_values(
     model: Callable, model_args: tuple, model_kwargs: dict, names, init_strategy: Callable | None = None, seed: int = 0
 ) -> dict[str, jax.Array]:
-    """Latent values chosen by a NumPyro init strategy (default: the median of 15 prior draws)."""
-    strategy = init_to_median(num_samples=15) if init_strategy is None else init_strategy
+    """Latent values chosen by a NumPyro init strategy (default: the median of 15 prior draws).
+
+    Raises ``SiteError`` naming the first site whose log density is not finite at the chosen values
+    (after ``_FALLBACK_STARTS`` random points, for the default strategy).
+    """
+    if init_strategy is not None:
+        candidates = [(init_strategy, seed)]
+    else:
+        candidates = [(init_to_median(num_samples=15), seed)]
+        candidates += [(init_to_uniform, seed + 1 + k) for k in range(_FALLBACK_STARTS)]
+    first_problem = None
+    for strategy, strategy_seed in candidates:
+        values = _values(model, model_args, model_kwargs, names, strategy, strategy_seed)
+        problem = nonfinite_site(model, model_args, model_kwargs, values)
+        if problem is None:
+            return values
+        first_problem = first_problem or problem
+    site, explanation = first_problem
+    tried = "" if len(candidates) == 1 else f" (and at {len(candidates) - 1} random starting points)"
+    if site == "<model>":
+        raise ModelError(explanation + tried)
+    raise SiteError(site, explanation + tried)
+
+
+def _values(model, model_args, model_kwargs, names, strategy, seed) -> dict[str, jax.Array]:
     substituted = handlers.substitute(handlers.seed(model, rng_seed=seed), substitute_fn=strategy)
     # block: invisible to any handler the caller has around us. Validation off: a bad init value must
     # reach our check below (which names the site), not fail inside a distribution's constructor.
     with handlers.block(), numpyro.validation_enabled(False):
-        trace = handlers.trace(substituted).get_trace(*model_args, **model_kwargs)
+        try:
+            trace = handlers.trace(substituted).get_trace(*model_args, **model_kwargs)
+        except Exception as error:  # noqa: BLE001 - re-raised as an autoreparam error naming the model
+            raise model_failure(model, error) from error
     values = {n: jnp.asarray(trace[n]["value"]) for n in names}
     for n, val in values.items():
         if not bool(jnp.all(jnp.isfinite(val))):
-            raise ModelError(f"the init strategy gave non-finite initial values for site '{n}'")
+            raise SiteError(n, "the init strategy gave non-finite initial values; give finite values in the support")
     return values

@@ -239,7 +239,8 @@ def test_empty_results_folder_still_gives_a_report(tmp_path):
 
 
 def _data_dir() -> Path:
-    return Path(os.environ.get("AUTOREPARAM_DATA") or "/work/shared/data")
+    # $AUTOREPARAM_DATA, else <checkout>/../shared/data (as the Makefile sets it).
+    return Path(os.environ.get("AUTOREPARAM_DATA") or Path(__file__).resolve().parents[2].parent / "shared" / "data")
 
 
 def _needs_data() -> None:

@@ -1,7 +1,8 @@
 """Fixtures for the model-zoo tests.
 
-Real data come from ``$AUTOREPARAM_DATA`` (default /work/shared/data, read-only); tests that need
-them skip with a clear reason when the folder is absent. The user cache is redirected to a
+Real data come from ``$AUTOREPARAM_DATA``, else from ``shared/data`` beside the checkout (the
+folder the Makefile points at, read-only); tests that need them skip with a clear reason when the
+folder is absent. The user cache is redirected to a
 temporary folder for the whole session, so the tests never write to ~/.cache.
 """
 
@@ -20,7 +21,8 @@ try:
 except ImportError:
     sys.path.insert(0, str(_SRC))
 
-DEFAULT_DATA_DIR = "/work/shared/data"
+# <checkout>/../shared/data: resolved from this file, never an absolute path of one machine.
+DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 # One file per data set: enough to tell whether the folder is there at all.
 _PROBE_FILES = ("radon/srrs2.dat", "german_credit/german.data", "election88/election88_full.data.json")
 
@@ -45,6 +47,6 @@ def data_dir() -> Path:
     if missing:
         pytest.skip(
             f"real data not found: {root} lacks {missing}. Set AUTOREPARAM_DATA to a folder laid out "
-            "like /work/shared/data to run the data tests."
+            f"like {DEFAULT_DATA_DIR} (radon/, german_credit/, ...) to run the data tests."
         )
     return root

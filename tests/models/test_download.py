@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import http.server
+import threading
 import urllib.error
 
 import pytest
@@ -49,12 +52,38 @@ def test_download_all_covers_every_file(data_dir, tmp_path):
     assert sorted(p.relative_to(tmp_path).as_posix() for p in got) == sorted(s.relpath for s in data.FILES.values())
 
 
-def test_default_fetch_reads_file_urls(data_dir, tmp_path, monkeypatch):
+@pytest.fixture
+def http_server(data_dir):
+    """A local HTTP server over the real data folder, so the default (pooch/requests) download runs."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(data_dir))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+def test_default_downloader_fetches_over_http(http_server, tmp_path, monkeypatch):
     spec = data.FILES["eight_schools"]
-    url = (data_dir / spec.relpath).as_uri()
-    monkeypatch.setitem(data.FILES, "eight_schools", data.FileSpec(spec.relpath, spec.sha256, (url,)))
+    monkeypatch.setitem(data.FILES, "eight_schools", data.FileSpec(spec.relpath, spec.sha256, (http_server + spec.relpath,)))
+    (path,) = data.download("eight_schools", tmp_path / "dl")
+    assert path == tmp_path / "dl" / spec.relpath and sha256_of(path) == spec.sha256
+    # A corrupted copy in the cache is replaced by a fresh download, not kept.
+    path.write_bytes(b"{}")
     (path,) = data.download("eight_schools", tmp_path / "dl")
     assert sha256_of(path) == spec.sha256
+
+
+def test_unreachable_server_is_reported_as_offline(tmp_path, monkeypatch):
+    spec = data.FILES["electric"]
+    url = "http://127.0.0.1:9/electric.data.json"  # the discard port: nothing listens there
+    monkeypatch.setitem(data.FILES, "electric", data.FileSpec(spec.relpath, spec.sha256, (url,)))
+    with pytest.raises(DataError, match="offline") as info:
+        data.download("electric", tmp_path)
+    assert url in str(info.value)
 
 
 def test_offline_raises_data_error(tmp_path):

@@ -23,15 +23,10 @@ from numpyro.infer.reparam import Reparam
 from autoreparam.errors import SiteError
 from autoreparam.reparam.families import find_family, supported_family_names, unwrap
 from autoreparam.reparam.parameterisation import Parameterisation, check_unit_interval
-from autoreparam.reparam.selection import select_sites
+# AUX_SUFFIX and aux_name (NumPyro's `{name}_decentered` convention) live where sites are selected,
+# which checks that the auxiliary names are free; re-exported here, where they are used.
+from autoreparam.reparam.selection import AUX_SUFFIX, aux_name, select_sites  # noqa: F401
 from autoreparam.reparam.sites import analyse_model
-
-AUX_SUFFIX = "_decentered"
-
-
-def aux_name(name: str) -> str:
-    """The name of the auxiliary site that replaces latent ``name``."""
-    return f"{name}{AUX_SUFFIX}"
 
 
 def _centring_array(name: str, what: str, value, shape) -> jnp.ndarray:

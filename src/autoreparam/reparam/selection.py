@@ -57,9 +57,35 @@ def _unsupported_reason(site: SiteInfo) -> str:
     )
 
 
-def _decide(site: SiteInfo, policy: str) -> SiteDecision:
+# The auxiliary site that replaces a rewritten latent, named as NumPyro's LocScaleReparam names it.
+AUX_SUFFIX = "_decentered"
+
+
+def aux_name(name: str) -> str:
+    """The name of the auxiliary site that replaces latent ``name``."""
+    return f"{name}{AUX_SUFFIX}"
+
+
+def _name_clash(site: SiteInfo, structure: ModelStructure) -> str | None:
+    taken = set(structure.names) | set(structure.observed)
+    if aux_name(site.name) in taken:
+        return f"its auxiliary site would be called '{aux_name(site.name)}', a name the model already uses"
+    return None
+
+
+# NumPyro's scan forwards only seed, substitute, condition and replay into its body, so no
+# reparameterisation handler can rewrite a site sampled there.
+_IN_SCAN = "sampled inside numpyro.contrib.control_flow.scan, whose body reparameterisation handlers cannot reach"
+
+
+def _decide(site: SiteInfo, policy: str, structure: ModelStructure) -> SiteDecision:
     if site.family is None:
         return SiteDecision(site.name, False, _unsupported_reason(site))
+    clash = _name_clash(site, structure)
+    if clash:
+        return SiteDecision(site.name, False, f"left centred: {clash} (rename that site to rewrite this one)")
+    if site.in_scan:
+        return SiteDecision(site.name, False, f"left centred: {_IN_SCAN}")
     if policy == "all":
         return SiteDecision(site.name, True, f"{site.distribution} latent ('all' policy)")
     if site.has_latent_prior:
@@ -74,7 +100,7 @@ def select_sites(structure: ModelStructure, sites: str | Sequence[str] = "defaul
     if isinstance(sites, str):
         if sites not in ("default", "all"):
             raise ArgumentError(f"sites must be 'default', 'all' or a list of site names, got '{sites}'")
-        decisions = tuple(_decide(s, sites) for s in structure.latents)
+        decisions = tuple(_decide(s, sites, structure) for s in structure.latents)
         policy = sites
     else:
         requested = list(sites)
@@ -87,6 +113,13 @@ def select_sites(structure: ModelStructure, sites: str | Sequence[str] = "defaul
             site = structure[name]
             if site.family is None:
                 raise SiteError(name, _unsupported_reason(site).replace("left centred: ", "cannot reparameterise: "))
+            if site.in_scan:
+                raise SiteError(
+                    name, f"cannot reparameterise: {_IN_SCAN}; write the series non-centred by hand or leave it out"
+                )
+            clash = _name_clash(site, structure)
+            if clash:
+                raise SiteError(name, f"cannot reparameterise: {clash}; rename that site")
         decisions = tuple(
             SiteDecision(s.name, True, "requested by name")
             if s.name in requested

@@ -15,10 +15,13 @@ import jax.numpy as jnp
 import numpy as np
 from numpyro import handlers
 from numpyro.distributions import biject_to
+from numpyro.infer.initialization import init_to_uniform
+from numpyro.primitives import Messenger
 
 from autoreparam.errors import DataError, ModelError, SiteError
 from autoreparam.reparam.dependence import prior_dependencies
 from autoreparam.reparam.families import Family, find_family, unwrap
+from autoreparam.validation import check_observed_site, model_failure
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,7 @@ class SiteInfo:
     distribution: str  # class name of the base distribution, e.g. "Normal"
     family: Family | None  # None: partial centring does not apply
     depends_on: tuple[str, ...]  # latents its prior location/scale depend on
+    in_scan: bool = False  # sampled inside numpyro.contrib.control_flow.scan (never rewritten)
 
     @property
     def size(self) -> int:
@@ -77,10 +81,47 @@ def _check_finite_arguments(args, kwargs) -> None:
                 raise DataError(f"{label} of the model contains {bad} NaN or infinite value(s)")
 
 
+class _LastSite(Messenger):
+    """Records the name of the last site a model reached, so that an error can say where it happened."""
+
+    def __init__(self, fn=None):
+        self.name = None
+        super().__init__(fn)
+
+    def process_message(self, msg):
+        if msg.get("name"):
+            self.name = msg["name"]
+
+
 def _trace(model: Callable, args, kwargs, seed: int):
     # block: an analysis run must be invisible to handlers the caller may have around us.
     with handlers.block():
-        return handlers.trace(handlers.seed(model, rng_seed=seed)).get_trace(*args, **kwargs)
+        reached = _LastSite(model)
+        try:
+            return handlers.trace(handlers.seed(reached, rng_seed=seed)).get_trace(*args, **kwargs)
+        except NotImplementedError:
+            # An improper prior (e.g. ImproperUniform) cannot be sampled: run the model on a random
+            # point in its support instead, as NumPyro's own initialisation does.
+            pass
+        except Exception as error:  # noqa: BLE001 - re-raised as ModelError naming the model and what to do
+            raise model_failure(model, error, reached.name) from error
+        reached = _LastSite(model)
+        substituted = handlers.substitute(handlers.seed(reached, rng_seed=seed), substitute_fn=_uniform_if_improper)
+        try:
+            return handlers.trace(substituted).get_trace(*args, **kwargs)
+        except Exception as error:  # noqa: BLE001
+            raise model_failure(model, error, reached.name) from error
+
+
+def _uniform_if_improper(site):
+    """A random point in the support for a latent that cannot be sampled; None (sample as usual) otherwise."""
+    if site["type"] != "sample" or site["is_observed"]:
+        return None
+    try:
+        site["fn"](rng_key=site["kwargs"]["rng_key"], sample_shape=site["kwargs"]["sample_shape"])
+    except NotImplementedError:
+        return init_to_uniform(site)
+    return None
 
 
 def analyse_model(model: Callable, *args, seed: int = 0, **kwargs) -> ModelStructure:
@@ -100,6 +141,7 @@ def analyse_model(model: Callable, *args, seed: int = 0, **kwargs) -> ModelStruc
             # numpy, not jnp: inside a jit trace jnp would stage the check and return a tracer.
             if not isinstance(value, jax.core.Tracer) and not np.all(np.isfinite(np.asarray(value))):
                 raise DataError(f"observed site '{name}' contains NaN or infinite values")
+            check_observed_site(name, msg)
             observed.append(name)
             continue
         if msg["infer"].get("is_auxiliary"):
@@ -116,7 +158,10 @@ def analyse_model(model: Callable, *args, seed: int = 0, **kwargs) -> ModelStruc
 
     prior_draw = {name: msg["value"] for name, msg in latent_msgs}
     with_family = [name for name, msg in latent_msgs if find_family(msg["fn"]) is not None]
-    deps = prior_dependencies(model, args, kwargs, prior_draw, with_family)
+    try:  # traced, not run: where the model needs concrete latent values this is where it fails first
+        deps = prior_dependencies(model, args, kwargs, prior_draw, with_family)
+    except Exception as error:  # noqa: BLE001 - re-raised as ModelError naming the model and what to do
+        raise model_failure(model, error) from error
     latents = []
     for name, msg in latent_msgs:
         base, event_dim = unwrap(msg["fn"])
@@ -130,6 +175,7 @@ def analyse_model(model: Callable, *args, seed: int = 0, **kwargs) -> ModelStruc
                 distribution=type(base).__name__,
                 family=find_family(msg["fn"]),
                 depends_on=deps.get(name, ()),
+                in_scan="_scan_current_index" in msg["infer"],
             )
         )
     return ModelStructure(tuple(latents), tuple(observed), prior_draw)

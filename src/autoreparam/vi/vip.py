@@ -21,6 +21,7 @@ from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import ReparamPlan, select_sites
 from autoreparam.reparam.sites import analyse_model
 from autoreparam.vi.fits import Learned, VIFit, fit_parameterisations
+from autoreparam.validation import check_call
 from autoreparam.vi.protocol import VIConfig
 
 # VIP must beat the best fixed ELBO unless it is worse by more than this many standard errors.
@@ -130,6 +131,7 @@ def fit_vip(
     as in the paper) or a list of names. ``form``: "tied" (one lambda, ICML paper) or "separate" (a for
     the location, b for the scale, workshop paper). ``config``: the VI protocol (paper's by default).
     """
+    model_args, model_kwargs = check_call(model, model_args, model_kwargs, seed)
     config = VIConfig() if config is None else config
     structure = analyse_model(model, *model_args, seed=seed, **model_kwargs)
     plan = select_sites(structure, sites)

@@ -1,32 +1,25 @@
-"""Fetch the data files from their public URLs into a data folder, checking each sha256.
+"""Fetch the data files from their public URLs with pooch, checking each sha256.
 
-Nothing is downloaded unless `download` is called; loaders never reach the network.
+Nothing is downloaded unless `download` is called; loaders never reach the network. pooch does the
+work (a temporary file, the hash check, the move into place, keeping a file that already matches);
+this module adds the mirrors and errors that name the file, every URL tried and what to do.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tempfile
 import urllib.error
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+import requests
+
 from autoreparam.errors import DataError
-from autoreparam.models.data.integrity import sha256_mismatch, sha256_of
-from autoreparam.models.data.paths import default_data_dir
+from autoreparam.models.data.paths import data_store
 from autoreparam.models.data.registry import FILES, files_for
 
 Fetch = Callable[[str], bytes]
-
-_TIMEOUT_S = 60.0
-
-
-def fetch_url(url: str) -> bytes:
-    """Bytes at `url` (http(s) or file://), through urllib."""
-    with urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response:
-        return response.read()
+_NETWORK_ERRORS = (requests.exceptions.RequestException, urllib.error.URLError, ConnectionError, TimeoutError)
 
 
 def download(
@@ -37,52 +30,42 @@ def download(
 ) -> list[Path]:
     """Download a data set (``"radon"``), one file (``"radon_cty"``) or ``"all"``.
 
-    Files go to ``cache_dir`` (default ``${XDG_CACHE_HOME:-~/.cache}/autoreparam/data``, which is
-    where loaders look when ``AUTOREPARAM_DATA`` is unset), laid out as the loaders expect. A file
-    already there with the right hash is kept. Returns the paths of the requested files.
+    Files go where the loaders look: ``cache_dir`` if given, else ``$AUTOREPARAM_DATA``, else the
+    user cache (``${XDG_CACHE_HOME:-~/.cache}/autoreparam/data`` on Linux), laid out as the loaders
+    expect. A file already there with the right hash is kept. Returns the paths of the requested files.
 
-    Raises `DataError` when every URL of a file fails (e.g. offline) or when the downloaded bytes
-    do not have the expected sha256; nothing is written for that file then. ``fetch`` replaces the
-    network access (``url -> bytes``), for tests and for mirrors.
+    Raises `DataError` when every URL of a file fails (e.g. offline) or gives bytes without the
+    expected sha256; nothing is written for that file then. ``fetch`` replaces the network access
+    (``url -> bytes``), for tests and for mirrors.
     """
-    root = Path(cache_dir).expanduser() if cache_dir is not None else default_data_dir()
-    fetch = fetch_url if fetch is None else fetch
-    return [_download_one(name, root, fetch) for name in files_for(name_or_all)]
+    downloader = None if fetch is None else _downloader(fetch)
+    return [_download_one(name, cache_dir, downloader) for name in files_for(name_or_all)]
 
 
-def _download_one(name: str, root: Path, fetch: Fetch) -> Path:
+def _downloader(fetch: Fetch):
+    """A pooch downloader (``url, output_file, pooch``) that writes what ``fetch(url)`` returns."""
+
+    def download_with_fetch(url, output_file, _pooch):
+        payload = fetch(url)
+        with open(output_file, "wb") as f:
+            f.write(payload)
+
+    return download_with_fetch
+
+
+def _download_one(name: str, cache_dir, downloader) -> Path:
     spec = FILES[name]
-    target = root / spec.relpath
-    if target.is_file() and sha256_of(target) == spec.sha256:
-        return target
     failures = []
-    for url in spec.urls:
+    for url in spec.urls:  # the canonical source, then its mirrors
+        store = data_store(cache_dir, urls={name: url})
         try:
-            payload = fetch(url)
-        except (urllib.error.URLError, OSError, ValueError) as exc:
+            return Path(store.fetch(spec.relpath, downloader=downloader))
+        except _NETWORK_ERRORS as exc:
             failures.append(f"{url}: {exc}")
-            continue
-        found = hashlib.sha256(payload).hexdigest()
-        if found != spec.sha256:
-            failures.append(str(sha256_mismatch(name, url, found)))
-            continue
-        _write_atomically(target, payload)
-        return target
+        except ValueError as exc:  # pooch: the bytes do not have the registered sha256
+            failures.append(f"{url}: {exc}")
+        except OSError as exc:
+            raise DataError(f"cannot write {spec.relpath!r} under {store.abspath}: {exc}") from exc
     raise DataError(
         f"could not download {spec.relpath!r} (are you offline?). Tried:\n  " + "\n  ".join(failures)
     )
-
-
-def _write_atomically(target: Path, payload: bytes) -> None:
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".part")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(payload)
-            os.replace(tmp, target)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except OSError as exc:
-        raise DataError(f"cannot write {target}: {exc}") from exc

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
+import pooch
 
 from autoreparam.errors import DataError
 from autoreparam.models.data.paths import DATA_ENV_VAR, resolve_data_dir
@@ -15,12 +15,8 @@ from autoreparam.models.data.registry import FILES
 
 
 def sha256_of(path: str | os.PathLike) -> str:
-    """Hex sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    """Hex sha256 of a file (pooch reads it in chunks)."""
+    return pooch.file_hash(str(path), alg="sha256")
 
 
 def sha256_mismatch(name: str, where: str | os.PathLike, found: str) -> DataError:
@@ -28,12 +24,16 @@ def sha256_mismatch(name: str, where: str | os.PathLike, found: str) -> DataErro
     spec = FILES[name]
     return DataError(
         f"data file {spec.relpath!r} at {where} is not the expected file: "
-        f"expected sha256 {spec.sha256}, found {found}. Replace it with the file from {spec.url}"
+        f"expected sha256 {spec.sha256}, found {found}. Replace it with the file from {spec.url} "
+        f"(autoreparam.models.data.download({spec.relpath.split('/', 1)[0]!r}) does so)"
     )
 
 
 def locate(name: str, data_dir: str | os.PathLike | None = None) -> Path:
-    """Full path of data file `name` (a key of `FILES`); `DataError` if it is not there."""
+    """Full path of data file `name` (a key of `FILES`); `DataError` if it is not there.
+
+    Loaders never download: a missing file is an error that says where it was expected and how to get it.
+    """
     spec = FILES[name]
     path = resolve_data_dir(data_dir) / spec.relpath
     if not path.is_file():
@@ -49,7 +49,10 @@ def locate(name: str, data_dir: str | os.PathLike | None = None) -> Path:
 def verified_path(name: str, data_dir: str | os.PathLike | None = None) -> tuple[Path, str]:
     """Path and sha256 of data file `name`, after checking the hash against `FILES`."""
     path = locate(name, data_dir)
-    found = sha256_of(path)
+    try:
+        found = sha256_of(path)
+    except OSError as exc:
+        raise DataError(f"data file {FILES[name].relpath!r} at {path} cannot be read: {exc}") from exc
     if found != FILES[name].sha256:
         raise sha256_mismatch(name, path, found)
     return path, found

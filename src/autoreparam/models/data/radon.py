@@ -33,40 +33,23 @@ How this loader handles the data (``quirks=False``), and why:
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 import numpy as np
 
 from autoreparam.errors import ArgumentError, DataError
 from autoreparam.models.data.cache import read_parsed
 from autoreparam.models.data.integrity import require_finite
+from autoreparam.models.data.radon_common import (
+    FLOOR_CODES,
+    FLOOR_MISSING_CODE,
+    STATES,
+    RadonData,
+    county_uranium,
+)
 from autoreparam.models.data.radon_files import parse_cty, parse_srrs2
+from autoreparam.models.data.radon_quirks import assemble_like_original
 
-STATES = ("AZ", "IN", "MA", "MN", "MO", "ND", "PA")
-FLOOR_CODES = (0, 1, 2, 3)
-FLOOR_MISSING_CODE = 9
 MISSING_FLOOR_POLICIES = ("mean", "drop")
-
-
-@dataclass(frozen=True, eq=False)
-class RadonData:
-    state: str
-    county: np.ndarray  # (N,) int32 county of each house, 0-based
-    floor: np.ndarray  # (N,) float64 floor of each measurement
-    log_uranium: np.ndarray  # (J,) float64 county log uranium
-    y: np.ndarray  # (N,) float64 log(activity + 0.1)
-    county_names: tuple[str, ...]  # (J,)
-    county_fips: np.ndarray  # (J,) int64
-    floor_missing: np.ndarray  # (N,) bool: floor code 9 in the file
-    uranium_missing: np.ndarray  # (J,) bool: no uranium measurement (imputed)
-
-    @property
-    def num_houses(self) -> int:
-        return int(self.y.shape[0])
-
-    @property
-    def num_counties(self) -> int:
-        return int(self.log_uranium.shape[0])
 
 
 def load_radon(
@@ -83,8 +66,6 @@ def load_radon(
     srrs = read_parsed("radon_srrs2", parse_srrs2, data_dir)
     cty = read_parsed("radon_cty", parse_cty, data_dir)
     if quirks:
-        from autoreparam.models.data.radon_quirks import assemble_like_original
-
         return assemble_like_original(state, srrs, cty)
     return _assemble(state, srrs, cty, missing_floor)
 
@@ -134,21 +115,6 @@ def _assemble(state, srrs, cty, missing_floor) -> RadonData:
         floor_missing=floor_missing,
         uranium_missing=uranium_missing,
     )
-
-
-def county_uranium(cty, fips: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Uppm of each county in `fips` and whether cty.dat lists it; duplicate rows must agree."""
-    cty_fips = cty["stfips"] * 1000 + cty["ctfips"]
-    uppm = np.zeros(len(fips))
-    found = np.zeros(len(fips), dtype=bool)
-    for j, code in enumerate(fips):
-        values = cty["Uppm"][cty_fips == code]
-        if values.size == 0:
-            continue
-        if np.ptp(values) > 0:
-            raise DataError(f"radon/cty.dat: county {code} is listed with different Uppm values {values.tolist()}")
-        uppm[j], found[j] = values[0], True
-    return uppm, found
 
 
 def _county_names(house_names: np.ndarray, county: np.ndarray, num_counties: int) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ import numpy as np
 
 from autoreparam.errors import DataError
 from autoreparam.models.data.cache import read_parsed
-from autoreparam.models.data.radon import FLOOR_MISSING_CODE, RadonData, county_uranium
+from autoreparam.models.data.radon_common import FLOOR_MISSING_CODE, RadonData, county_uranium
 from autoreparam.models.data.radon_files import parse_cty
 
 

@@ -1,0 +1,188 @@
+"""Checks at the boundary between a user's model and autoreparam.
+
+Bad input must fail here, early, with an error that names the argument or site and says what to do,
+rather than deep inside JAX or NumPyro with an unrelated message, or not at all with NaN draws. Each
+check is a small pure function; the entry points (``infer``, ``fit_vip``), site analysis and the
+choice of initial values call them.
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+import warnings
+from typing import Callable
+
+import jax
+import numpy as np
+import numpyro.distributions as dist
+from numpyro.distributions import constraints
+from numpyro.infer.util import log_density
+
+from autoreparam.errors import ArgumentError, AutoreparamError, DataError, ModelError, SiteError
+
+
+def check_call(model, model_args: tuple, model_kwargs: dict, seed) -> tuple[tuple, dict]:
+    """Check what an entry point was given; return the model's arguments with lists of numbers as arrays.
+
+    A list of numbers is data: NumPyro distributions and JAX arithmetic take arrays, not lists
+    (``[1.0, 2.0] - tracer`` is a TypeError deep inside a trace). Lists of anything else are left
+    alone, as are tuples (often shapes).
+    """
+    check_model(model)
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
+        raise ArgumentError(f"seed must be an integer, got {seed!r} ({type(seed).__name__})")
+    args = tuple(_as_array(value) for value in model_args)
+    kwargs = {name: _as_array(value) for name, value in model_kwargs.items()}
+    return args, kwargs
+
+
+def check_model(model) -> None:
+    if not callable(model):
+        raise ArgumentError(
+            f"model must be a NumPyro model: a callable that calls numpyro.sample, got "
+            f"{type(model).__name__} {_short(model)}. Pass the function itself, e.g. infer(my_model, data)"
+        )
+
+
+def _as_array(value):
+    if not isinstance(value, list):
+        return value
+    try:
+        array = np.asarray(value)
+    except ValueError:  # ragged nested lists
+        return value
+    return array if array.dtype.kind in "biuf" else value
+
+
+def _short(value, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def model_failure(model: Callable, error: Exception, last_site: str | None = None) -> ModelError:
+    """The error for a model that raised while autoreparam ran it; ``last_site``: the last site it reached."""
+    if isinstance(error, AutoreparamError):
+        return error
+    text = str(error) or "(no message)"
+    hint = "fix the model or the arguments given to it"
+    if "size of plate should be positive" in text:
+        hint = "a plate of size 0 (e.g. an empty data set) is not allowed: pass at least one observation"
+    elif isinstance(error, jax.errors.TracerArrayConversionError) and _raised_in(error, "numpyro/distributions/constraints"):
+        hint = (
+            "an observed value given as a NumPy array or Python number meets a support whose bounds depend on a "
+            "latent (e.g. Uniform(0, theta)); NumPyro checks that only for JAX arrays: pass obs=jnp.asarray(...)"
+        )
+    elif isinstance(error, jax.errors.JAXTypeError) or "Tracer" in type(error).__name__:
+        hint = (
+            "the model turns a latent value into a Python or NumPy value (float(x), np.asarray(x), `if x > 0`), "
+            "which compiled inference cannot do: use jax.numpy and jax.lax.cond / jnp.where instead"
+        )
+    elif isinstance(error, TypeError) and re.search(_SIGNATURE_MISMATCH, text):
+        hint = "autoreparam passes *model_args and **model_kwargs to the model unchanged: check they match its signature"
+    elif isinstance(error, NotImplementedError):
+        hint = "a distribution in the model cannot be sampled or evaluated; see README 'Supported models'"
+    name = getattr(model, "__name__", type(model).__name__)
+    where = f" after its site '{last_site}'" if last_site else ""
+    return ModelError(f"the model {name}() raised {type(error).__name__}{where}: {text} ({hint})")
+
+
+def _raised_in(error: Exception, path_part: str) -> bool:
+    frame = traceback.extract_tb(error.__traceback__)[-1:] if error.__traceback__ else []
+    return any(path_part in f.filename.replace("\\", "/") for f in frame)
+
+
+_SIGNATURE_MISMATCH = r"required (positional|keyword-only) argument|unexpected keyword argument|positional arguments? but"
+
+
+def check_observed_site(name: str, msg: dict) -> None:
+    """An observed value must broadcast with its distribution's shape and lie in its support (unless masked)."""
+    value, fn = msg["value"], msg["fn"]
+    if isinstance(value, jax.core.Tracer):
+        return
+    value = np.asarray(value)
+    try:
+        np.broadcast_shapes(value.shape, fn.shape())
+    except ValueError:
+        raise SiteError(
+            name,
+            f"the observed value has shape {value.shape}, which does not broadcast with the distribution's "
+            f"shape {fn.shape()} (batch {fn.batch_shape}, event {fn.event_shape}): check the data passed for "
+            "this site and the sizes of the plates around it",
+        ) from None
+    if not _parameter_free(fn.support):
+        # A support that depends on parameters (Uniform(0, theta)) may hold the data for other values
+        # of the latents; the log density at the initial values decides (`nonfinite_site`).
+        return
+    inside = np.asarray(fn.support(value))
+    if msg.get("mask") is not None and not isinstance(msg["mask"], jax.core.Tracer):
+        try:
+            inside = inside | ~np.broadcast_to(np.asarray(msg["mask"], dtype=bool), inside.shape)
+        except ValueError:
+            pass  # a mask that does not broadcast is NumPyro's to report
+    if not np.all(inside):
+        event_dims = len(fn.event_shape)
+        leading = value.shape[: value.ndim - event_dims]
+        bad = value[~np.broadcast_to(inside, leading)] if inside.shape == leading or inside.ndim == 0 else value
+        raise DataError(
+            f"observed site '{name}': {int(np.sum(~inside))} value(s) outside the support of "
+            f"{type(fn).__name__} ({fn.support}), e.g. {_short(np.ravel(bad)[:3].tolist())}: "
+            "fix the data or choose a distribution whose support contains them"
+        )
+
+
+def _parameter_free(constraint) -> bool:
+    """True for supports fixed by the family alone (real, positive, nonnegative_integer, simplex, ...)."""
+    while isinstance(constraint, constraints.independent):
+        constraint = constraint.base_constraint
+    return any(constraint is singleton for singleton in _SINGLETON_CONSTRAINTS)
+
+
+_SINGLETON_CONSTRAINTS = tuple(
+    c for c in vars(constraints).values() if isinstance(c, constraints.Constraint) and c is not constraints.dependent
+)
+
+
+def nonfinite_site(model: Callable, model_args: tuple, model_kwargs: dict, values: dict) -> tuple[str, str] | None:
+    """``(site, explanation)`` for the first site whose log density is not finite at the latent ``values``.
+
+    None when the model's log density is finite there. Factors count as sites (NumPyro records
+    ``numpyro.factor`` as an observed ``Unit`` site), so a NaN factor is named too.
+    """
+    # NumPyro's validation stays as the samplers will see it: where it is on (the default), a value
+    # outside a site's support gets log density -inf, which is what we are looking for.
+    try:
+        # Compiled, as every later stage is; the site-by-site search below runs only on failure.
+        total = jax.jit(lambda latents: log_density(model, model_args, model_kwargs, latents)[0])(values)
+        if np.isfinite(float(total)):
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # NumPyro's "out-of-support values" warning: we say it better
+            _, trace = log_density(model, model_args, model_kwargs, values)
+            return _first_nonfinite_site(trace, total)
+    except Exception as error:  # noqa: BLE001 - re-raised as an autoreparam error naming the model
+        raise model_failure(model, error) from error
+
+
+def _first_nonfinite_site(trace, total) -> tuple[str, str]:
+    for name, site in trace.items():
+        if site["type"] != "sample":
+            continue
+        log_prob = np.asarray(site["fn"].log_prob(site["value"]))
+        if site.get("mask") is not None:
+            log_prob = np.where(np.asarray(site["mask"]), log_prob, 0.0)
+        site_total = float(np.sum(log_prob))
+        if np.isfinite(site_total):
+            continue
+        kind = "factor" if isinstance(site["fn"], dist.Unit) else "observed" if site["is_observed"] else "latent"
+        return name, f"{kind} site with log density {site_total} at the initial values; {_ADVICE[kind]}"
+    return "<model>", f"the total log density is {float(total)} at the initial values, though every site's is finite"
+
+
+_ADVICE = {
+    "factor": "the numpyro.factor term is NaN or -inf there: make it finite wherever the latents are valid",
+    "observed": "the data are impossible, or the likelihood is NaN, at those latent values: check the data and "
+    "this site's distribution parameters",
+    "latent": "its prior density is not finite at the initial value: pass "
+    "init_strategy=numpyro.infer.init_to_value(values={...}) with a value inside the support",
+}
