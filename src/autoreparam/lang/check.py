@@ -132,7 +132,7 @@ class _Checker:
     def lookup(self, name, node) -> Symbol:
         if name not in self.scope:
             defined = sorted(self.scope)
-            hint = difflib.get_close_matches(name, defined, n=1)
+            hint = difflib.get_close_matches(name, defined, n=1, cutoff=0.5)
             extra = f" (did you mean '{hint[0]}'?)" if hint else ""
             raise _error("name", node, f"undefined variable '{name}'{extra}: define it before this line or declare it as data")
         return self.scope[name]
