@@ -21,4 +21,3 @@ def test_no_upward_imports(package):
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             for name in names:
                 assert not name.startswith(FORBIDDEN), f"{path.name} imports {name}"
-                assert name != "autoreparam" or isinstance(node, ast.ImportFrom) is False, f"{path.name}: import autoreparam"
