@@ -1,4 +1,4 @@
-"""The ``autoreparam`` command line: run, vip, compare, bench, report, figures, data."""
+"""The ``autoreparam`` command line: run, vip, compare, bench, report, figures, corpus, data."""
 
 from __future__ import annotations
 
@@ -6,9 +6,26 @@ import argparse
 import sys
 import time
 
+from autoreparam.errors import ArgumentError
+
+
+def _is_program_file(model: str) -> bool:
+    from autoreparam.lang import PROGRAM_SUFFIX
+
+    return model.endswith(PROGRAM_SUFFIX)
+
 
 def _problem(args):
     from autoreparam.models import load
+
+    if _is_program_file(args.model):
+        from autoreparam.lang import compile_program
+
+        if args.option or args.quirks:
+            raise ArgumentError("--option and --quirks apply to zoo models; a program file reads its data from --data")
+        return compile_program(args.model, args.data).problem()
+    if args.data is not None:
+        raise ArgumentError(f"--data is for program files (*.arp); zoo model '{args.model}' reads its data itself")
 
     options = {}
     for item in args.option or []:
@@ -22,7 +39,8 @@ def _leapfrog(value: str):
 
 
 def _add_model_arguments(parser):
-    parser.add_argument("model", help="a model of the zoo (see `autoreparam models`)")
+    parser.add_argument("model", help="a model of the zoo (see `autoreparam models`) or a program file (*.arp)")
+    parser.add_argument("--data", default=None, help="JSON data file of a program file (docs/language.md)")
     parser.add_argument("--data-dir", default=None, help="data folder (default: $AUTOREPARAM_DATA or the user cache)")
     parser.add_argument("--quirks", action="store_true", help="reproduce the original code's data handling")
     parser.add_argument("--option", action="append", help="model option key=value, e.g. q=100 for gaussian_section3")
@@ -143,6 +161,16 @@ def cmd_download(args) -> int:
     return 0
 
 
+def cmd_corpus(args) -> int:
+    from autoreparam.corpus import write_corpus
+
+    start = time.perf_counter()
+    summary = write_corpus(args.out, n=args.n, seed=args.seed, held_out_family=args.held_out_family)
+    counts = ", ".join(f"{split} {count}" for split, count in summary["splits"].items())
+    print(f"{summary['n']} programs in {args.out} ({counts}) in {time.perf_counter() - start:.1f}s")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="autoreparam", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -194,6 +222,13 @@ def build_parser() -> argparse.ArgumentParser:
     figures = sub.add_parser("figures", help="Figure 2c and Figure 4: condition numbers of the Section 3 model")
     figures.add_argument("--out", default="figures")
     figures.set_defaults(func=cmd_figures)
+
+    corpus = sub.add_parser("corpus", help="write random programs with data (text and JSON) in train/test splits")
+    corpus.add_argument("--n", type=int, default=10000, help="number of programs")
+    corpus.add_argument("--seed", type=int, default=0)
+    corpus.add_argument("--out", required=True, help="output folder (created; must be empty or absent)")
+    corpus.add_argument("--held-out-family", default="student_t_hierarchy", help="family kept out of training")
+    corpus.set_defaults(func=cmd_corpus)
 
     models = sub.add_parser("models", help="list the model zoo")
     models.set_defaults(func=cmd_models)

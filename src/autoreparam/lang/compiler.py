@@ -1,0 +1,240 @@
+"""Checked program + data -> a NumPyro model function, after a dry run that checks sizes and ranges.
+
+A vectorised loop nest becomes nested ``numpyro.plate``s (outermost loop at the leftmost batch dim)
+and each sample statement in it one site, named after its variable; an unrolled loop (a sequential
+model, see `check.py`) becomes one scalar site per element, named ``x[3]``. The model takes the
+observed variables as keyword arguments; passing ``None`` samples them (prior predictive).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+
+from autoreparam.lang import ir
+from autoreparam.lang.check import MAX_UNROLLED, CheckedProgram, check
+from autoreparam.lang.data import bind_data, read_data
+from autoreparam.lang.distributions import lookup
+from autoreparam.lang.errors import ProgramError
+from autoreparam.lang.evaluate import ElementArray, Evaluator, Loop, is_static
+from autoreparam.lang.printer import print_expr
+from autoreparam.lang.syntax import parse
+
+
+def _float_dtype():
+    return jnp.result_type(float)  # float32 unless jax_enable_x64
+
+
+class _Run:
+    """One execution of a program: the dry run (``checking``) or the NumPyro model's body."""
+
+    def __init__(self, checked: CheckedProgram, env: dict, observed: dict, checking: bool):
+        self.checked = checked
+        self.observed = observed  # observed name -> array or None (sample it)
+        self.ev = Evaluator(env, checking)
+        self.checking = checking
+
+    @property
+    def env(self):
+        return self.ev.env
+
+    def scalar(self, expr) -> int:
+        return int(np.asarray(self.ev.eval(expr)).reshape(()))
+
+    def block(self, statements):
+        for stmt in statements:
+            if isinstance(stmt, ir.For):
+                self.loop(stmt)
+            elif isinstance(stmt, ir.Sample):
+                self.sample(stmt)
+            elif isinstance(stmt, ir.Assign):
+                self.assign(stmt)
+
+    def loop(self, stmt: ir.For):
+        lower, upper = self.scalar(stmt.lower), self.scalar(stmt.upper)
+        if id(stmt) in self.checked.unrolled:
+            if upper - lower + 1 > MAX_UNROLLED:
+                raise ProgramError("shape", stmt.pos, f"this sequential loop has {upper - lower + 1} steps; loops that "
+                                   f"read their own earlier elements are unrolled, up to {MAX_UNROLLED} steps")
+            for t in range(lower, upper + 1):
+                self.ev.unrolled[stmt.var] = t
+                self.block(stmt.body)
+            self.ev.unrolled.pop(stmt.var, None)
+            return
+        size = max(upper - lower + 1, 0)
+        if size == 0:
+            self._define_empty(stmt.body, self.ev.loop_shape() + (0,))
+            return
+        outer = self.ev.loops[-1].plate + " > " if self.ev.loops else ""
+        plate = f"{outer}{stmt.var} in {print_expr(stmt.lower)}..{print_expr(stmt.upper)}"
+        self.ev.loops.append(Loop(stmt.var, lower, size, plate))
+        self.block(stmt.body)
+        self.ev.loops.pop()
+
+    def _define_empty(self, statements, shape):
+        # A loop with no iterations defines empty arrays; its observed data must be empty too.
+        for stmt in ir.walk_statements(statements):
+            if isinstance(stmt, (ir.Sample, ir.Assign)):
+                name = stmt.target.name
+                if name in self.observed and self.observed[name] is not None:
+                    self._check_observed_shape(stmt, self.observed[name], shape[: np.ndim(self.observed[name])])
+                self.env[name] = np.zeros(shape[: len(stmt.target.indices)] if isinstance(stmt.target, ir.Index) else ())
+
+    def _check_observed_shape(self, stmt, value, shape):
+        if self.checking and tuple(np.shape(value)) != tuple(shape):
+            raise ProgramError("shape", stmt.pos, f"observed '{stmt.target.name}' has shape {tuple(np.shape(value))}, "
+                               f"but this statement's loops give {tuple(shape)}")
+
+    def _arguments(self, stmt: ir.Sample):
+        spec = lookup(stmt.dist)
+        args = stmt.args[1:] if spec.optional_zero_loc and len(stmt.args) == len(spec.params) + 1 else stmt.args
+        values = []
+        for param, arg in zip(spec.params, args):
+            value = self.ev.eval(arg)
+            if is_static(value) and param not in spec.int_params:
+                value = np.asarray(value, dtype=_float_dtype())
+            values.append(value)
+        return spec, values
+
+    def _element_key(self, target: ir.Index) -> tuple[int, ...]:
+        return tuple(self.scalar(i) for i in target.indices)
+
+    def sample(self, stmt: ir.Sample):
+        spec, values = self._arguments(stmt)
+        name = stmt.target.name
+        is_observed = name in self.checked.observed
+        data = self.observed.get(name) if is_observed else None
+        if isinstance(stmt.target, ir.Var) or self.ev.loops:
+            shape = self.ev.loop_shape()
+            if data is not None:
+                self._check_observed_shape(stmt, data, shape)
+            self.env[name] = self.site(name, spec, values, data, stmt)
+            return
+        key = self._element_key(stmt.target)
+        site = f"{name}[{','.join(map(str, key))}]"
+        if data is not None:
+            if self.checking and any(not 1 <= k <= n for k, n in zip(key, np.shape(data))):
+                raise ProgramError("shape", stmt.pos, f"{site} is outside the observed data (shape {np.shape(data)})")
+            self.site(site, spec, values, data[tuple(k - 1 for k in key)], stmt)
+            return
+        array = self.env.setdefault(name, ElementArray(name, len(key)))
+        if key in array.elements:
+            raise ProgramError("name", stmt.pos, f"{site} is defined twice")
+        array.elements[key] = self.site(site, spec, values, None, stmt)
+
+    def site(self, name, spec, values, obs, stmt):
+        if self.checking:
+            if obs is not None and spec.support == "int" and not np.all(np.asarray(obs) == np.round(obs)):
+                raise ProgramError("data", stmt.pos, f"'{stmt.target.name}' is observed from {spec.name}, "
+                                   "which needs integer data")
+            return obs if obs is not None else np.zeros(self.ev.loop_shape())
+        if obs is not None and spec.support == "real" and isinstance(obs, np.ndarray):
+            obs = obs.astype(_float_dtype())
+        loops = self.ev.loops
+        with contextlib.ExitStack() as stack:
+            for depth, loop in enumerate(loops):
+                stack.enter_context(numpyro.plate(loop.plate, loop.size, dim=depth - len(loops)))
+            return numpyro.sample(name, spec.build(*values), obs=obs)
+
+    def assign(self, stmt: ir.Assign):
+        value = self.ev.eval(stmt.value)
+        name = stmt.target.name
+        if isinstance(stmt.target, ir.Var):
+            self.env[name] = value
+        elif self.ev.loops:
+            xp = np if is_static(value) else jnp
+            self.env[name] = xp.broadcast_to(value, self.ev.loop_shape())
+        else:
+            key = self._element_key(stmt.target)
+            array = self.env.setdefault(name, ElementArray(name, len(key)))
+            if key in array.elements:
+                raise ProgramError("name", stmt.pos, f"{name}[{','.join(map(str, key))}] is defined twice")
+            array.elements[key] = value
+
+
+def _check_declared_sizes(checked: CheckedProgram, data: dict):
+    evaluator = Evaluator(dict(data), checking=True)
+    for name, node in checked.data.items():
+        if isinstance(node, ir.DataDecl) and node.type.dims:
+            declared = tuple(int(np.asarray(evaluator.eval(d)).reshape(())) for d in node.type.dims)
+            if data[name].shape != declared:
+                raise ProgramError("shape", node.pos, f"data field '{name}' has shape {data[name].shape}, but is "
+                                   f"declared {node.type.base}[{', '.join(map(print_expr, node.type.dims))}] = {declared}")
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledProgram:
+    """A program bound to its data: ``model(*args, **kwargs)`` is a NumPyro model.
+
+    Unpacks as ``model, args, kwargs = compile_program(...)``; ``kwargs`` holds the observed data
+    (drop it for the prior predictive). `problem` wraps it as a `autoreparam.models.Problem`.
+    """
+
+    model: object
+    args: tuple
+    kwargs: dict
+    program: ir.Program
+    data: dict = field(repr=False)
+    path: str = "<program>"
+
+    def __iter__(self):
+        return iter((self.model, self.args, self.kwargs))
+
+    def problem(self, name: str | None = None):
+        from autoreparam.models.problem import Problem
+
+        name = name or Path(self.path).stem
+        return Problem(name, self.model, self.args, dict(self.kwargs), f"program {self.path}", "Compiled from program text.")
+
+
+def _read_source(source) -> tuple[str, str]:
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source and source.endswith(".arp")):
+        path = Path(source)
+        if not path.is_file():
+            raise ProgramError("syntax", None, "program file not found", path=str(path))
+        return path.read_text(encoding="utf-8"), str(path)
+    return str(source), "<program>"
+
+
+def compile_program(source, data: Mapping | str | os.PathLike | None = None, *, path: str | None = None) -> CompiledProgram:
+    """Parse, check and compile a program (its text, or a path to a ``.arp`` file) with its data.
+
+    ``data`` is a mapping or the path of a JSON file (see `data.py`). Raises `ProgramError` naming
+    line and column for any fault in the program or in its data.
+    """
+    text, source_path = _read_source(source)
+    path = path or source_path
+    program = parse(text, path=path)
+    try:
+        checked = check(program)
+        arrays = bind_data(checked, read_data(data))
+        _check_declared_sizes(checked, arrays)
+        observed = {name: arrays[name] for name in checked.observed}
+        covariates = {name: value for name, value in arrays.items() if name not in checked.observed}
+        _Run(checked, {**covariates, **observed}, observed, checking=True).block(program.statements)
+    except ProgramError as error:
+        raise error.located(text, path) from None
+    model = _build_model(checked, covariates, tuple(observed), Path(path).stem)
+    return CompiledProgram(model, (), observed, program, arrays, path)
+
+
+def _build_model(checked: CheckedProgram, covariates: dict, observed_names: tuple, name: str):
+    def model(**observed):
+        unknown = sorted(set(observed) - set(observed_names))
+        if unknown:
+            raise ProgramError("data", None, f"the model takes the observed variables {list(observed_names)} as keyword "
+                               f"arguments, not {unknown}")
+        values = {n: observed.get(n) for n in observed_names}
+        env = {**covariates, **{n: np.asarray(v) if not hasattr(v, "shape") else v for n, v in values.items() if v is not None}}
+        _Run(checked, env, values, checking=False).block(checked.program.statements)
+
+    model.__name__ = model.__qualname__ = name.replace("-", "_") or "program"
+    model.__doc__ = f"NumPyro model compiled from {name}; keyword arguments: {', '.join(observed_names) or 'none'}."
+    return model

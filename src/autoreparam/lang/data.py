@@ -1,0 +1,85 @@
+"""The data format: one JSON object, field name -> number or (nested, rectangular) list of numbers.
+
+Fields are matched to the program's ``data`` declarations: a missing field, an undeclared field, a
+ragged array, a non-integer value in an ``int`` field, a non-finite number or an array of the wrong
+rank is an error naming the field and the declaration's line. Sizes (``real[N]``) are checked
+against the other fields in the compiler's dry run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from autoreparam.lang import ir
+from autoreparam.lang.check import CheckedProgram
+from autoreparam.lang.errors import ProgramError
+
+
+def read_data(data: Mapping | str | os.PathLike | None) -> dict:
+    """A data mapping from a dict, a JSON file's path, or None (no data)."""
+    if data is None:
+        return {}
+    if isinstance(data, Mapping):
+        return dict(data)
+    path = Path(data)
+    try:
+        with open(path, encoding="utf-8") as f:
+            loaded = json.load(f)
+    except FileNotFoundError:
+        raise ProgramError("data", None, "data file not found", path=str(path)) from None
+    except json.JSONDecodeError as error:
+        raise ProgramError("data", ir.Pos(error.lineno, error.colno), f"not valid JSON: {error.msg}", path=str(path)) from None
+    if not isinstance(loaded, dict):
+        raise ProgramError("data", None, "the data file must hold one JSON object: field name -> value", path=str(path))
+    return loaded
+
+
+def _array(name: str, value, base: str, rank: int, node) -> np.ndarray:
+    try:
+        array = np.asarray(value)
+    except ValueError:
+        raise ProgramError("data", node.pos, f"data field '{name}' is a ragged array; it must be rectangular") from None
+    if array.dtype.kind == "b":
+        raise ProgramError("data", node.pos, f"data field '{name}' holds booleans; write 0 and 1")
+    if array.dtype.kind not in "iuf":
+        raise ProgramError("data", node.pos, f"data field '{name}' must hold numbers (rectangular lists of numbers)")
+    if array.ndim != rank:
+        raise ProgramError("data", node.pos, f"data field '{name}' has {array.ndim} axis(es), but is declared with {rank}")
+    array = array.astype(np.float64)
+    if not np.all(np.isfinite(array)):
+        raise ProgramError("data", node.pos, f"data field '{name}' holds {int(np.sum(~np.isfinite(array)))} NaN or infinite value(s)")
+    if base == "int":
+        if not np.all(array == np.round(array)):
+            raise ProgramError("data", node.pos, f"data field '{name}' is declared int but holds non-integer values")
+        return array.astype(np.int64)
+    return array
+
+
+def bind_data(checked: CheckedProgram, data: Mapping) -> dict[str, np.ndarray]:
+    """The program's data as numpy arrays (int64 or float64), validated against its declarations."""
+    undeclared = sorted(set(data) - set(checked.data))
+    if undeclared:
+        raise ProgramError("data", None, f"data field(s) {', '.join(map(repr, undeclared))} are not declared in the "
+                           "program; declare each with `data NAME: TYPE`, or remove it from the data")
+    arrays = {}
+    for name, node in checked.data.items():
+        symbol = checked.symbols[name]
+        if isinstance(node, ir.Observe):
+            if name in data:
+                raise ProgramError("data", node.pos, f"'{name}' is given in the program and in the data file; keep one")
+            arrays[name] = _array(name, node.value, symbol.base, symbol.rank, node)
+            continue
+        if name not in data:
+            if name in checked.observed:
+                where = checked.observed[name]
+                raise ProgramError("data", where, f"observed variable '{name}' was never given data: add field '{name}' "
+                                   "to the data file")
+            raise ProgramError("data", node.pos, f"missing data field '{name}' (declared here as {node.type.base}"
+                               f"{'[...]' if node.type.dims else ''}); add it to the data file")
+        arrays[name] = _array(name, data[name], node.type.base, node.type.rank, node)
+    return arrays

@@ -1,0 +1,77 @@
+"""The distributions a program may name, their parameters and the NumPyro distribution each builds.
+
+The location-scale and scale families are the ones `autoreparam.reparam.families` can partially
+centre (normal, student_t, cauchy, laplace, logistic, gumbel, lognormal, half_normal, half_cauchy,
+exponential); the others are for likelihoods and for priors left as written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import jax.numpy as jnp
+import numpyro.distributions as dist
+
+
+@dataclass(frozen=True)
+class DistSpec:
+    """``name(params...)``: ``build(*args)`` gives the NumPyro distribution; ``support`` its value type.
+
+    ``int_params`` must be integers (a binomial's count). ``optional_zero_loc``: a half
+    distribution may also be written with a leading location 0, as in the slides'
+    ``halfCauchy(0, 5)``.
+    """
+
+    name: str
+    params: tuple[str, ...]
+    build: Callable[..., dist.Distribution]
+    support: str = "real"  # "real" or "int"
+    int_params: tuple[str, ...] = ()
+    optional_zero_loc: bool = False
+
+
+def _specs() -> dict[str, DistSpec]:
+    specs = [
+        DistSpec("normal", ("loc", "scale"), dist.Normal),
+        DistSpec("student_t", ("df", "loc", "scale"), dist.StudentT),
+        DistSpec("cauchy", ("loc", "scale"), dist.Cauchy),
+        DistSpec("laplace", ("loc", "scale"), dist.Laplace),
+        DistSpec("logistic", ("loc", "scale"), dist.Logistic),
+        DistSpec("gumbel", ("loc", "scale"), dist.Gumbel),
+        DistSpec("lognormal", ("loc", "scale"), dist.LogNormal),
+        DistSpec("half_normal", ("scale",), dist.HalfNormal, optional_zero_loc=True),
+        DistSpec("half_cauchy", ("scale",), dist.HalfCauchy, optional_zero_loc=True),
+        DistSpec("exponential", ("rate",), dist.Exponential),
+        DistSpec("gamma", ("shape", "rate"), dist.Gamma),
+        DistSpec("beta", ("alpha", "beta"), dist.Beta),
+        DistSpec("uniform", ("low", "high"), dist.Uniform),
+        DistSpec("bernoulli_logit", ("logit",), lambda logit: dist.Bernoulli(logits=logit), "int"),
+        DistSpec("bernoulli", ("prob",), lambda prob: dist.Bernoulli(probs=prob), "int"),
+        DistSpec("poisson_log", ("log_rate",), lambda log_rate: dist.Poisson(jnp.exp(log_rate)), "int"),
+        DistSpec("poisson", ("rate",), dist.Poisson, "int"),
+        DistSpec(
+            "binomial_logit", ("count", "logit"),
+            lambda count, logit: dist.Binomial(count, logits=logit), "int", int_params=("count",),
+        ),
+    ]
+    return {s.name: s for s in specs}
+
+
+DISTRIBUTIONS: dict[str, DistSpec] = _specs()
+
+# Other spellings people write (the slides' camelCase, Stan's names); the IR keeps what was written.
+ALIASES = {
+    "halfCauchy": "half_cauchy", "halfNormal": "half_normal", "studentT": "student_t",
+    "logNormal": "lognormal", "bernoulliLogit": "bernoulli_logit", "poissonLog": "poisson_log",
+    "binomialLogit": "binomial_logit", "double_exponential": "laplace",
+}
+
+
+def lookup(name: str) -> DistSpec | None:
+    """The distribution called ``name`` (or one of its aliases), or None."""
+    return DISTRIBUTIONS.get(ALIASES.get(name, name))
+
+
+def known_names() -> list[str]:
+    return sorted(DISTRIBUTIONS)

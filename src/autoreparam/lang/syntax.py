@@ -1,0 +1,164 @@
+"""Program text -> IR, with lark (LALR(1) and an indentation post-lexer); no eval, no exec."""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.indenter import DedentError, Indenter
+
+from autoreparam.lang import ir
+from autoreparam.lang.errors import ProgramError
+
+BASE_TYPES = ("int", "real")
+
+# How a terminal is named in "expected ..." messages.
+_READABLE = {
+    "_NL": "end of line", "_INDENT": "an indented block", "_DEDENT": "end of the indented block",
+    "NAME": "a name", "NUMBER": "a number", "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'",
+    "COMMA": "','", "COLON": "':'", "TILDE": "'~'", "EQUAL": "'='", "PLUS": "'+'", "MINUS": "'-'",
+    "STAR": "'*'", "SLASH": "'/'", "__ANON_0": "'..'", "$END": "end of program",
+}
+
+
+class _ProgramIndenter(Indenter):
+    NL_type = "_NL"
+    OPEN_PAREN_types = ["LPAR", "LSQB"]
+    CLOSE_PAREN_types = ["RPAR", "RSQB"]
+    INDENT_type = "_INDENT"
+    DEDENT_type = "_DEDENT"
+    tab_len = 4
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> Lark:
+    grammar = resources.files("autoreparam.lang").joinpath("grammar.lark").read_text(encoding="utf-8")
+    return Lark(grammar, parser="lalr", postlex=_ProgramIndenter(), propagate_positions=True, maybe_placeholders=False)
+
+
+def _pos(meta_or_token) -> ir.Pos:
+    return ir.Pos(getattr(meta_or_token, "line", 0) or 0, getattr(meta_or_token, "column", 0) or 0)
+
+
+def _number(token: Token) -> int | float:
+    text = str(token)
+    return float(text) if any(c in text for c in ".eE") else int(text)
+
+
+@v_args(meta=True)
+class _ToIR(Transformer):
+    # One method per grammar rule; each returns an IR node positioned at its first token.
+
+    def start(self, meta, statements):
+        return ir.Program(tuple(statements))
+
+    def data_decl(self, meta, children):
+        name, type_ = children
+        return ir.DataDecl(str(name), type_, _pos(meta))
+
+    def type(self, meta, children):
+        base, *dims = children
+        if str(base) not in BASE_TYPES:
+            raise ProgramError("syntax", _pos(base), f"unknown type '{base}'; expected one of: int, real")
+        return ir.Type(str(base), tuple(dims))
+
+    def observe(self, meta, children):
+        name, value = children
+        return ir.Observe(str(name), value, _pos(meta))
+
+    def signed_number(self, meta, children):
+        value = _number(children[-1])
+        return -value if len(children) == 2 else value
+
+    def array_literal(self, meta, children):
+        return tuple(children)
+
+    def sample(self, meta, children):
+        target, dist, *args = children
+        return ir.Sample(target, str(dist), tuple(args), _pos(meta))
+
+    def assign(self, meta, children):
+        target, value = children
+        return ir.Assign(target, value, _pos(meta))
+
+    def for_loop(self, meta, children):
+        var, lower, upper, *body = children
+        return ir.For(str(var), lower, upper, tuple(body), _pos(meta))
+
+    def binop(self, meta, children):
+        left, op, right = children
+        return ir.BinOp(str(op), left, right, _pos(meta))
+
+    def neg(self, meta, children):
+        _, operand = children
+        return ir.Neg(operand, _pos(meta))
+
+    def number(self, meta, children):
+        return ir.Num(_number(children[0]), _pos(meta))
+
+    def var(self, meta, children):
+        return ir.Var(str(children[0]), _pos(meta))
+
+    def index(self, meta, children):
+        name, *indices = children
+        return ir.Index(str(name), tuple(indices), _pos(meta))
+
+    def call(self, meta, children):
+        name, *args = children
+        return ir.Call(str(name), tuple(args), _pos(meta))
+
+
+def _expected(names) -> str:
+    readable = sorted({_READABLE.get(n, f"'{n.lower()}'" if n.isupper() else n) for n in names})
+    return ", ".join(readable)
+
+
+def _after_for_header(source: str, line: int) -> bool:
+    # True when the last non-blank line before `line` opens a for loop (its body was not indented).
+    previous = [t for t in source.splitlines()[: line - 1] if t.strip() and not t.strip().startswith("#")]
+    return bool(previous) and previous[-1].lstrip().startswith("for")
+
+
+def _syntax_error(error: UnexpectedInput, source: str) -> ProgramError:
+    pos = ir.Pos(getattr(error, "line", 0) or 0, getattr(error, "column", 0) or 0)
+    if isinstance(error, UnexpectedCharacters):
+        if error.char == "\\":
+            return ProgramError("syntax", pos, "unexpected character '\\'; write '~' for a sample statement, not '\\sim'")
+        return ProgramError("syntax", pos, f"unexpected character {error.char!r}; expected {_expected(error.allowed)}")
+    if isinstance(error, UnexpectedEOF):
+        return ProgramError("syntax", pos, f"unexpected end of program; expected {_expected(error.expected)}")
+    assert isinstance(error, UnexpectedToken)
+    token = error.token
+    if token.type in ("_INDENT", "_DEDENT"):
+        # The indenter dates these tokens at the preceding newline; the indentation is on the next line.
+        pos = ir.Pos(token.end_line or pos.line, token.end_column or 1)
+    if token.type != "_INDENT" and _after_for_header(source, pos.line):
+        return ProgramError("syntax", pos, "expected an indented block: the body of a for loop is indented under it")
+    if token.type == "$END":
+        found = "end of program"
+    elif token.type == "_NL":
+        found = "end of line"
+    elif token.type in ("_INDENT", "_DEDENT"):
+        found = "indentation"
+    else:
+        found = repr(str(token))
+    return ProgramError("syntax", pos, f"unexpected {found}; expected {_expected(error.expected)}")
+
+
+def parse(text: str, *, path: str = "<program>") -> ir.Program:
+    """The IR of a program's text; a `ProgramError` naming line and column if it is not one."""
+    source = text if text.endswith("\n") else text + "\n"
+    try:
+        tree = _parser().parse(source)
+        return _ToIR().transform(tree)
+    except UnexpectedInput as error:
+        raise _syntax_error(error, source).located(text, path) from None
+    except DedentError as error:
+        message = f"indentation does not match any enclosing block ({error})"
+        raise ProgramError("syntax", None, message, path=path) from None
+    except VisitError as error:
+        if isinstance(error.orig_exc, ProgramError):
+            raise error.orig_exc.located(text, path) from None
+        raise

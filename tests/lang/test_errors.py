@@ -1,0 +1,77 @@
+"""Every kind of fault in a program or its data gives a ProgramError at the right line and column."""
+
+from __future__ import annotations
+
+import pytest
+
+from autoreparam.lang import ProgramError, compile_program
+
+GROUPS = """data N: int
+data J: int
+data g: int[N]
+data y: real[N]
+mu ~ normal(0, 1)
+for (j in 1 .. J)
+  a[j] ~ normal(mu, 1)
+for (n in 1 .. N)
+  y[n] ~ normal(a[g[n]], 1)
+"""
+GOOD_DATA = {"N": 3, "J": 2, "g": [1, 2, 2], "y": [0.1, 0.2, 0.3]}
+
+
+def _error(text, data=None) -> ProgramError:
+    with pytest.raises(ProgramError) as info:
+        compile_program(text, data)
+    return info.value
+
+
+def test_the_good_program_compiles():
+    model, args, kwargs = compile_program(GROUPS, GOOD_DATA)
+    assert set(kwargs) == {"y"}
+
+
+CASES = {
+    "undefined variable": ("x ~ normal(mu, 1)\nmu ~ normal(0, 1)\n", None, "name", 1, 12, "undefined variable 'mu'"),
+    "misspelt variable": ("mu ~ normal(0, 1)\nx ~ normal(mv, 1)\n", None, "name", 2, 12, "did you mean 'mu'"),
+    "unknown distribution": ("x ~ nromal(0, 1)\n", None, "name", 1, 1, "unknown distribution 'nromal' (did you mean 'normal'?)"),
+    "wrong arity": ("x ~ normal(0, 1, 2)\n", None, "type", 1, 1, "normal takes 2 argument(s) (loc, scale), got 3"),
+    "half with a non-zero location": ("x ~ half_cauchy(1, 5)\n", None, "type", 1, 17, "must be 0"),
+    "unknown function": ("x ~ normal(exq(1), 1)\n", None, "name", 1, 12, "did you mean 'exp'"),
+    "function arity": ("x ~ normal(exp(1, 2), 1)\n", None, "type", 1, 12, "exp takes 1 argument(s), got 2"),
+    "real index": ("data v: real[2]\nx ~ normal(v[1.5], 1)\n", {"v": [1, 2]}, "type", 2, 14, "must be an integer"),
+    "latent index": ("data v: real[2]\nk ~ normal(0, 1)\nx ~ normal(v[k], 1)\n", {"v": [1, 2]}, "type", 3, 14, "must be an integer"),
+    "too many indices": ("data v: real[2]\nx ~ normal(v[1, 1], 1)\n", {"v": [1, 2]}, "type", 2, 12, "indexed with 2"),
+    "vector argument": ("data v: real[2]\nx ~ normal(v, 1)\n", {"v": [1, 2]}, "type", 2, 12, "scalar per element"),
+    "discrete latent": ("k ~ poisson_log(0)\n", None, "type", 1, 1, "discrete latent"),
+    "redefinition": ("x ~ normal(0, 1)\nx ~ normal(0, 2)\n", None, "name", 2, 1, "already defined at line 1"),
+    "index out of range": (GROUPS, {**GOOD_DATA, "g": [1, 3, 2]}, "shape", 9, 19,
+                           "index out of range for the data given: g[n] takes values 1..3, but axis 1 of 'a' has indices 1..2"),
+    "index zero": (GROUPS, {**GOOD_DATA, "g": [0, 1, 2]}, "shape", 9, 19, "takes values 0..2"),
+    "declared size": (GROUPS, {**GOOD_DATA, "y": [1.0, 2.0]}, "shape", 4, 1, "has shape (2,), but is declared real[N] = (3,)"),
+    "loop longer than data": ("data y: real[2]\nfor (n in 1 .. 3)\n  y[n] ~ normal(0, 1)\n", {"y": [1, 2]},
+                              "shape", 3, 3, "has shape (2,), but this statement's loops give (3,)"),
+    "dot of different lengths": ("data a: real[2]\ndata b: real[3]\nx ~ normal(dot(a, b), 1)\n",
+                                 {"a": [1, 2], "b": [1, 2, 3]}, "shape", 3, 12, "shape mismatch: (2,) and (3,)"),
+    "missing data field": (GROUPS, {k: v for k, v in GOOD_DATA.items() if k != "g"}, "data", 3, 1, "missing data field 'g'"),
+    "observed never given data": (GROUPS, {k: v for k, v in GOOD_DATA.items() if k != "y"}, "data", 9, 3,
+                                  "observed variable 'y' was never given data"),
+    "undeclared data field": (GROUPS, {**GOOD_DATA, "z": 1}, "data", 0, 0, "'z' are not declared"),
+    "non-integer int field": (GROUPS, {**GOOD_DATA, "g": [1, 1.5, 2]}, "data", 3, 1, "holds non-integer values"),
+    "ragged data": ("data m: real[2, 2]\nx ~ normal(m[1, 1], 1)\n", {"m": [[1, 2], [3]]}, "data", 1, 1, "ragged"),
+    "data rank": ("data m: real[2, 2]\nx ~ normal(m[1, 1], 1)\n", {"m": [1, 2]}, "data", 1, 1, "has 1 axis(es)"),
+    "given twice": ("observe y = [1]\ny[1] ~ normal(0, 1)\n", {"y": [1]}, "data", 1, 1, "in the program and in the data"),
+    "non-integer count": ("data y: real[1]\ny[1] ~ bernoulli_logit(0)\n", {"y": [0.5]}, "data", 2, 1, "needs integer data"),
+    "whole target in a loop": ("for (n in 1 .. 2)\n  x ~ normal(0, 1)\n", None, "syntax", 2, 3, "defines an element"),
+    "unrolled element used early": ("for (t in 1 .. 3)\n  x[t + 1] ~ normal(0, 1)\n  z[t] ~ normal(x[t], 1)\n", None,
+                                    "name", 3, 17, "x[1] is used before it is defined"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
+def test_error(case):
+    text, data, kind, line, column, says = CASES[case]
+    error = _error(text, data)
+    assert says in error.message
+    assert (error.kind, error.pos.line, error.pos.column) == (kind, line, column)
+    if line:
+        assert f":{line}:{column}: {kind} error" in str(error)
