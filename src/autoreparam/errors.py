@@ -26,3 +26,14 @@ class DataError(AutoreparamError, ValueError):
 
 class ArgumentError(AutoreparamError, ValueError):
     """An argument of an autoreparam function is out of range or of the wrong kind."""
+
+
+class UnsupportedError(ModelError):
+    """The model uses something an analysis does not cover (a primitive, a distribution, a wrapper).
+
+    ``what`` names it, e.g. ``"primitive 'cholesky'"``; the message also says what to do instead.
+    """
+
+    def __init__(self, what: str, message: str):
+        self.what = what
+        super().__init__(f"{what}: {message}")

@@ -1,0 +1,207 @@
+"""Per-element probes: prior scale against likelihood curvature, the quantity that decides centring.
+
+Paper 000 Section 3 (and Appendix A, papers/002): in the model theta ~ N(0, 1), mu ~ N(theta, s),
+y_n ~ N(mu, sigma), the best parameterisation of mu depends on ``s^2 q`` with ``q = N / sigma^2``, the
+curvature the likelihood puts on mu: NCP is better for ``s^2 q << 1`` (weak evidence), CP for
+``s^2 q >> 1``; at ``s^2 q = 1`` both condition numbers are 3 and lambda = 1/2 is best (REFERENCE.md).
+For each element z_j of each latent we measure the general form of both quantities:
+
+- the prior scale ``s_j`` (and location) of z_j's own distribution;
+- the curvature ``c_j = -d^2/dz_j^2 sum_{t != own} log p_t``: the second derivative of every
+  log-density term except z_j's own prior, i.e. what its children (likelihood and child priors) say.
+
+``log(s_j^2 |c_j|)`` is the ``log(s^2 q)`` of Section 3, exactly so in that model. The probes are taken
+at the *prior centre* (every latent at its prior location, computed top-down, so a scale hyper-latent
+sits at the centre of its prior too) and at ``PROBE_DRAWS`` prior draws (median over draws). A mode is
+not used: the centred log joint of a hierarchical model has no mode (it grows without bound as the
+group scale shrinks), and gradient steps towards it fall into the funnel's neck.
+
+The curvature is a Hessian diagonal per site, vectorised: exact (one Hessian-vector product per
+element, ``lax.map`` over a one-hot basis) for sites of at most ``EXACT_DIAGONAL_LIMIT`` elements, and
+Hutchinson's estimator ``mean_k v_k * H v_k`` with ``HUTCHINSON_VECTORS`` Rademacher vectors above
+that, which is exact when the site's elements are conditionally independent given the other sites
+(the usual plate) and unbiased otherwise. LogNormal latents are probed in log space, where partial
+centring acts.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from numpyro import handlers
+
+from autoreparam.errors import ModelError
+from autoreparam.graph.features import LOG_CLIP, log_abs
+from autoreparam.graph.program import SiteRecord, read_parameter
+from autoreparam.reparam.families import find_family, unwrap
+
+PROBE_DRAWS = 4
+EXACT_DIAGONAL_LIMIT = 256
+HUTCHINSON_VECTORS = 8
+_HVP_BATCH = 32
+
+ELEMENT_FEATURES: tuple[tuple[str, str], ...] = (
+    ("log_prior_scale", "log s_j, the prior scale of the element at the prior centre (0 without a family)"),
+    ("prior_loc_sign", "sign of the prior location at the prior centre (0 without a location)"),
+    ("prior_loc_log_abs", "log |prior location| at the prior centre (-30 for 0; 0 without a location)"),
+    ("curvature_sign", "sign of c_j at the prior centre (+1: the likelihood is log-concave in z_j there)"),
+    ("log_abs_curvature", "log |c_j| at the prior centre (-30 when c_j = 0)"),
+    ("log_scale2_curvature", "log(s_j^2 |c_j|) at the prior centre: paper 000 Section 3's log(s^2 q); "
+                             "> 0 favours centring, < 0 non-centring (0 without a family)"),
+    ("draws_log_prior_scale", "median over prior draws of log s_j"),
+    ("draws_log_abs_curvature", "median over prior draws of log |c_j|"),
+    ("draws_log_scale2_curvature", "median over prior draws of log(s_j^2 |c_j|)"),
+    ("draws_curvature_positive", "fraction of prior draws with c_j > 0"),
+    ("reparameterisable", "1 if partial centring applies to the element (a family), else 0"),
+)
+ELEMENT_FEATURE_NAMES: tuple[str, ...] = tuple(name for name, _ in ELEMENT_FEATURES)
+
+
+def _log_coordinate(site: SiteRecord) -> bool:
+    return site.family is not None and site.family.kind == "log-location-scale"
+
+
+def _centre_value(seed: int) -> Callable:
+    """``substitute_fn`` putting each latent at its prior location, given the latents above it."""
+    key = jax.random.PRNGKey(seed)
+
+    def centre(msg):
+        if msg["type"] != "sample" or msg["is_observed"]:
+            return None
+        fn = msg["fn"]
+        shape = fn.shape(msg["kwargs"].get("sample_shape", ()))
+        family = find_family(fn)
+        if family is not None:
+            loc, scale = family.loc_scale(unwrap(fn)[0])
+            value = scale if loc is None else (jnp.exp(loc) if family.kind == "log-location-scale" else loc)
+        else:  # the mean where it is finite, a draw where it is not (e.g. InverseGamma with a <= 1)
+            value = jnp.where(jnp.isfinite(fn.mean), fn.mean, fn.sample(key, msg["kwargs"].get("sample_shape", ())))
+        return jnp.broadcast_to(value, shape)
+
+    return centre
+
+
+def _points(model, args, kwargs, latents: list[SiteRecord], seed: int) -> tuple:
+    """Probe points in probe coordinates: per latent an array ``(1 + PROBE_DRAWS, *shape)``."""
+    traces = [handlers.trace(handlers.seed(handlers.substitute(model, substitute_fn=_centre_value(seed)), seed))]
+    traces += [handlers.trace(handlers.seed(model, rng_seed=seed + 1 + k)) for k in range(PROBE_DRAWS)]
+    with handlers.block():
+        runs = [t.get_trace(*args, **kwargs) for t in traces]
+    points = []
+    for site in latents:
+        stacked = jnp.stack([jnp.asarray(run[site.name]["value"]) for run in runs])
+        points.append(jnp.log(stacked) if _log_coordinate(site) else stacked)
+    return tuple(points)
+
+
+def _probe_function(model, args, kwargs, latents: list[SiteRecord], seed: int) -> Callable:
+    """``coordinates -> per latent (scale, loc, curvature)``, each flattened to the site's elements."""
+    names = [s.name for s in latents]
+
+    def run(coords):
+        values = {n: jnp.exp(u) if _log_coordinate(s) else u for n, s, u in zip(names, latents, coords)}
+        with handlers.block():
+            return handlers.trace(handlers.seed(handlers.substitute(model, data=values), 0)).get_trace(*args, **kwargs)
+
+    def rest_of_log_joint(coords, own: str):
+        total, own_term = 0.0, 0.0
+        for name, msg in run(coords).items():
+            if msg["type"] != "sample":
+                continue
+            log_prob = msg["fn"].log_prob(msg["value"])
+            term = jnp.sum(log_prob if msg.get("scale") is None else msg["scale"] * log_prob)
+            total = total + term
+            own_term = own_term + term if name == own else own_term
+        return total - own_term
+
+    def curvature(coords, index: int) -> jax.Array:
+        site = latents[index]
+
+        def rest(u):
+            return rest_of_log_joint(coords[:index] + (u,) + coords[index + 1:], site.name)
+
+        gradient = jax.grad(rest)
+
+        def hvp(v):
+            return jax.jvp(gradient, (coords[index],), (v,))[1]
+
+        if site.size <= EXACT_DIAGONAL_LIMIT:
+            basis, count = jnp.eye(site.size, dtype=coords[index].dtype).reshape((site.size,) + site.shape), 1
+        else:
+            signs = jax.random.rademacher(jax.random.PRNGKey(seed), (HUTCHINSON_VECTORS,) + site.shape)
+            basis, count = signs.astype(coords[index].dtype), HUTCHINSON_VECTORS
+        products = jax.lax.map(hvp, basis, batch_size=_HVP_BATCH)
+        return -(jnp.sum(basis * products, axis=0) / count).reshape(-1)
+
+    def probe(coords):
+        trace = run(coords)
+        out = []
+        for index, site in enumerate(latents):
+            fn = trace[site.name]["fn"]
+            zeros = jnp.zeros(site.size)
+            loc = scale = zeros
+            if site.family is not None:
+                scale = jnp.broadcast_to(read_parameter(fn, site.family, "scale"), site.shape).reshape(-1)
+                if any(p == "loc" for p, _ in site.parameters):
+                    loc = jnp.broadcast_to(read_parameter(fn, site.family, "loc"), site.shape).reshape(-1)
+            out.append((scale, loc, curvature(coords, index)))
+        return out
+
+    return probe
+
+
+def _median_over_draws(values: np.ndarray, centre: np.ndarray) -> np.ndarray:
+    """Median over draws (axis 0) of the finite values; the centre's value where no draw is finite."""
+    finite = np.isfinite(values)
+    filled = np.where(finite, values, np.nan)
+    filled[:, ~finite.any(axis=0)] = centre[~finite.any(axis=0)]
+    return np.nanmedian(filled, axis=0)
+
+
+def _element_features(site: SiteRecord, scale, loc, curvature) -> np.ndarray:
+    """The ``(site.size, len(ELEMENT_FEATURES))`` rows of one latent from its probes at every point."""
+    if not (np.all(np.isfinite(curvature[0])) and np.all(np.isfinite(scale[0]))):
+        raise ModelError(f"site '{site.name}': the curvature probe is not finite at the prior centre; check the "
+                         "model's density there (e.g. a scale that under- or overflows)")
+    has_family = site.family is not None
+    has_loc = any(p == "loc" for p, _ in site.parameters)
+    log_scale = log_abs(scale) if has_family else np.zeros_like(scale)
+    with np.errstate(invalid="ignore"):
+        ratio = np.clip(2.0 * log_scale + log_abs(curvature), -LOG_CLIP, LOG_CLIP) if has_family else log_scale
+    # log_abs maps NaN to NaN: keep NaN for non-finite draws so the median can skip them.
+    log_curv = np.where(np.isfinite(curvature), log_abs(curvature), np.nan)
+    ratio = np.where(np.isfinite(curvature), ratio, np.nan)
+    draws = slice(1, None)
+    finite = np.isfinite(curvature[draws])
+    positive = np.where(finite.any(axis=0), (curvature[draws] > 0).sum(axis=0) / np.maximum(finite.sum(axis=0), 1),
+                        float(curvature[0].mean() > 0))
+    columns = {
+        "log_prior_scale": log_scale[0],
+        "prior_loc_sign": np.sign(loc[0]),
+        "prior_loc_log_abs": log_abs(loc[0]) if has_loc else np.zeros(site.size),
+        "curvature_sign": np.sign(curvature[0]),
+        "log_abs_curvature": log_curv[0],
+        "log_scale2_curvature": ratio[0],
+        "draws_log_prior_scale": _median_over_draws(np.where(np.isfinite(scale[draws]), log_scale[draws], np.nan),
+                                                    log_scale[0]),
+        "draws_log_abs_curvature": _median_over_draws(log_curv[draws], log_curv[0]),
+        "draws_log_scale2_curvature": _median_over_draws(ratio[draws], ratio[0]),
+        "draws_curvature_positive": positive,
+        "reparameterisable": np.full(site.size, float(has_family)),
+    }
+    return np.stack([np.broadcast_to(columns[n], (site.size,)) for n in ELEMENT_FEATURE_NAMES], axis=1)
+
+
+def probe_elements(model, args, kwargs, latents: list[SiteRecord], seed: int = 0) -> list[np.ndarray]:
+    """Per latent site (in the given order) its ``(size, len(ELEMENT_FEATURES))`` float32 element features."""
+    points = _points(model, args, kwargs, latents, seed)
+    probe = jax.jit(jax.vmap(_probe_function(model, args, kwargs, latents, seed)))
+    results = probe(points)
+    features = []
+    for site, (scale, loc, curvature) in zip(latents, results):
+        rows = _element_features(site, *(np.asarray(a, dtype=np.float64) for a in (scale, loc, curvature)))
+        features.append(rows.astype(np.float32))
+    return features
