@@ -36,4 +36,5 @@ class UnsupportedError(ModelError):
 
     def __init__(self, what: str, message: str):
         self.what = what
+        self.detail = message
         super().__init__(f"{what}: {message}")

@@ -11,7 +11,7 @@ from autoreparam.graph.builder import GraphBuilder, Node, Static
 from autoreparam.graph.container import ModelGraph
 from autoreparam.graph.features import NODE_FEATURE_NAMES, node_feature_matrix
 from autoreparam.graph.probes import ELEMENT_FEATURE_NAMES, probe_elements
-from autoreparam.graph.program import SiteRecord, parameter_jaxpr, trace_sites
+from autoreparam.graph.program import SiteRecord, parameter_jaxpr, python_branches_refused, trace_sites
 from autoreparam.graph.types import STATIC_TYPES, EdgeType, NodeType
 from autoreparam.graph.walker import walk
 from autoreparam.reparam.sites import analyse_model
@@ -53,7 +53,8 @@ def model_graph(model: Callable, *args, seed: int = 0, **kwargs) -> ModelGraph:
     Raises `UnsupportedError` naming any primitive, distribution or wrapper it does not cover, and
     site analysis' errors (no latent, discrete latent, non-finite data).
     """
-    analyse_model(model, *args, seed=seed, **kwargs)  # the same validation as every other entry point
+    with python_branches_refused():  # site analysis traces the model too
+        analyse_model(model, *args, seed=seed, **kwargs)  # the same validation as every other entry point
     sites = trace_sites(model, args, kwargs, seed)
     closed = parameter_jaxpr(model, args, kwargs, sites)
 

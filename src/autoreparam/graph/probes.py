@@ -11,10 +11,14 @@ For each element z_j of each latent we measure the general form of both quantiti
   log-density term except z_j's own prior, i.e. what its children (likelihood and child priors) say.
 
 ``log(s_j^2 |c_j|)`` is the ``log(s^2 q)`` of Section 3, exactly so in that model. The probes are taken
-at the *prior centre* (every latent at its prior location, computed top-down, so a scale hyper-latent
-sits at the centre of its prior too) and at ``PROBE_DRAWS`` prior draws (median over draws). A mode is
-not used: the centred log joint of a hierarchical model has no mode (it grows without bound as the
-group scale shrinks), and gradient steps towards it fall into the funnel's neck.
+at three *prior points*, each computed top-down so that a latent sits at a point of its prior given
+its parents: the *centre* (every latent at its prior location) and the *low* and *high* quantile
+points (every location-scale latent at ``loc - scale`` and ``loc + scale``; scale families at their
+15.9% and 84.1% quantiles; other families at their mean). A hierarchical scale latent at its low
+and high points gives the curvature in the funnel's neck and in its mouth. The points are
+deterministic and depend neither on names nor on statement order, unlike random prior draws (NumPyro
+splits its key in program order). A mode is not used: the centred log joint of a hierarchical model
+has no mode (it grows without bound as the group scale shrinks).
 
 The curvature is a Hessian diagonal per site, vectorised: exact (one Hessian-vector product per
 element, ``lax.map`` over a one-hot basis) for sites of at most ``EXACT_DIAGONAL_LIMIT`` elements, and
@@ -31,6 +35,8 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpyro
+from jax.scipy.stats import norm
 from numpyro import handlers
 
 from autoreparam.errors import ModelError
@@ -38,7 +44,7 @@ from autoreparam.graph.features import LOG_CLIP, log_abs
 from autoreparam.graph.program import SiteRecord, read_parameter
 from autoreparam.reparam.families import find_family, unwrap
 
-PROBE_DRAWS = 4
+QUANTILE_POINTS = (-1.0, 1.0)  # the low and high prior points, in prior standard deviations
 EXACT_DIAGONAL_LIMIT = 256
 HUTCHINSON_VECTORS = 8
 _HVP_BATCH = 32
@@ -47,14 +53,17 @@ ELEMENT_FEATURES: tuple[tuple[str, str], ...] = (
     ("log_prior_scale", "log s_j, the prior scale of the element at the prior centre (0 without a family)"),
     ("prior_loc_sign", "sign of the prior location at the prior centre (0 without a location)"),
     ("prior_loc_log_abs", "log |prior location| at the prior centre (-30 for 0; 0 without a location)"),
-    ("curvature_sign", "sign of c_j at the prior centre (+1: the likelihood is log-concave in z_j there)"),
+    ("curvature_sign", "sign of c_j at the prior centre (+1: the rest of the log joint is concave in z_j there)"),
     ("log_abs_curvature", "log |c_j| at the prior centre (-30 when c_j = 0)"),
     ("log_scale2_curvature", "log(s_j^2 |c_j|) at the prior centre: paper 000 Section 3's log(s^2 q); "
                              "> 0 favours centring, < 0 non-centring (0 without a family)"),
-    ("draws_log_prior_scale", "median over prior draws of log s_j"),
-    ("draws_log_abs_curvature", "median over prior draws of log |c_j|"),
-    ("draws_log_scale2_curvature", "median over prior draws of log(s_j^2 |c_j|)"),
-    ("draws_curvature_positive", "fraction of prior draws with c_j > 0"),
+    ("low_log_prior_scale", "log s_j at the low prior point"),
+    ("low_log_abs_curvature", "log |c_j| at the low prior point"),
+    ("low_log_scale2_curvature", "log(s_j^2 |c_j|) at the low prior point"),
+    ("high_log_prior_scale", "log s_j at the high prior point"),
+    ("high_log_abs_curvature", "log |c_j| at the high prior point"),
+    ("high_log_scale2_curvature", "log(s_j^2 |c_j|) at the high prior point"),
+    ("curvature_positive_fraction", "fraction of the three prior points with c_j > 0"),
     ("reparameterisable", "1 if partial centring applies to the element (a family), else 0"),
 )
 ELEMENT_FEATURE_NAMES: tuple[str, ...] = tuple(name for name, _ in ELEMENT_FEATURES)
@@ -64,32 +73,48 @@ def _log_coordinate(site: SiteRecord) -> bool:
     return site.family is not None and site.family.kind == "log-location-scale"
 
 
-def _centre_value(seed: int) -> Callable:
-    """``substitute_fn`` putting each latent at its prior location, given the latents above it."""
-    key = jax.random.PRNGKey(seed)
+def _prior_point(t: float) -> Callable:
+    """``substitute_fn`` putting each latent at standardised point ``t`` of its prior, given its parents.
 
-    def centre(msg):
+    ``t = 0`` is the centre: a location-scale latent at its location, a scale family at its scale,
+    another family at its mean. Otherwise a location-scale latent is at ``loc + t * scale``, a scale
+    family at its ``Phi(t)`` quantile and another family still at its mean.
+    """
+
+    def point(msg):
         if msg["type"] != "sample" or msg["is_observed"]:
             return None
         fn = msg["fn"]
         shape = fn.shape(msg["kwargs"].get("sample_shape", ()))
         family = find_family(fn)
-        if family is not None:
-            loc, scale = family.loc_scale(unwrap(fn)[0])
-            value = scale if loc is None else (jnp.exp(loc) if family.kind == "log-location-scale" else loc)
-        else:  # the mean where it is finite, a draw where it is not (e.g. InverseGamma with a <= 1)
-            value = jnp.where(jnp.isfinite(fn.mean), fn.mean, fn.sample(key, msg["kwargs"].get("sample_shape", ())))
+        if family is None:
+            value = fn.mean
+        else:
+            base = unwrap(fn)[0]
+            loc, scale = family.loc_scale(base)
+            if loc is None:
+                value = scale if t == 0 else base.icdf(norm.cdf(t))
+            else:
+                value = loc + t * scale
+                value = jnp.exp(value) if family.kind == "log-location-scale" else value
         return jnp.broadcast_to(value, shape)
 
-    return centre
+    return point
 
 
-def _points(model, args, kwargs, latents: list[SiteRecord], seed: int) -> tuple:
-    """Probe points in probe coordinates: per latent an array ``(1 + PROBE_DRAWS, *shape)``."""
-    traces = [handlers.trace(handlers.seed(handlers.substitute(model, substitute_fn=_centre_value(seed)), seed))]
-    traces += [handlers.trace(handlers.seed(model, rng_seed=seed + 1 + k)) for k in range(PROBE_DRAWS)]
-    with handlers.block():
-        runs = [t.get_trace(*args, **kwargs) for t in traces]
+def _points(model, args, kwargs, latents: list[SiteRecord]) -> tuple:
+    """The centre, low and high points in probe coordinates: per latent an array ``(3, *shape)``."""
+    runs = []
+    for t in (0.0,) + QUANTILE_POINTS:
+        substituted = handlers.substitute(handlers.seed(model, rng_seed=0), substitute_fn=_prior_point(t))
+        # Without NumPyro's argument checks: a scale of exactly 0 at a prior point (e.g. |mu| at mu = 0)
+        # must become the probe error below, which names the site, not a bare ValueError.
+        with handlers.block(), numpyro.validation_enabled(False):
+            runs.append(handlers.trace(substituted).get_trace(*args, **kwargs))
+    for site in latents:
+        if not np.all(np.isfinite(np.asarray(runs[0][site.name]["value"]))):
+            raise ModelError(f"site '{site.name}': its prior centre is not finite (e.g. a mean that does not "
+                             "exist); the probes need one")
     points = []
     for site in latents:
         stacked = jnp.stack([jnp.asarray(run[site.name]["value"]) for run in runs])
@@ -153,51 +178,43 @@ def _probe_function(model, args, kwargs, latents: list[SiteRecord], seed: int) -
     return probe
 
 
-def _median_over_draws(values: np.ndarray, centre: np.ndarray) -> np.ndarray:
-    """Median over draws (axis 0) of the finite values; the centre's value where no draw is finite."""
-    finite = np.isfinite(values)
-    filled = np.where(finite, values, np.nan)
-    filled[:, ~finite.any(axis=0)] = centre[~finite.any(axis=0)]
-    return np.nanmedian(filled, axis=0)
-
-
 def _element_features(site: SiteRecord, scale, loc, curvature) -> np.ndarray:
-    """The ``(site.size, len(ELEMENT_FEATURES))`` rows of one latent from its probes at every point."""
+    """The ``(site.size, len(ELEMENT_FEATURES))`` rows of one latent from its probes at the three points.
+
+    A non-finite probe at the centre is an error naming the site; at the low or high point it is
+    replaced by the centre's value (e.g. a scale that overflows one standard deviation up).
+    """
     if not (np.all(np.isfinite(curvature[0])) and np.all(np.isfinite(scale[0]))):
         raise ModelError(f"site '{site.name}': the curvature probe is not finite at the prior centre; check the "
                          "model's density there (e.g. a scale that under- or overflows)")
+    finite = np.isfinite(curvature) & np.isfinite(scale)
+    curvature = np.where(finite, curvature, curvature[0])
+    scale = np.where(finite, scale, scale[0])
     has_family = site.family is not None
     has_loc = any(p == "loc" for p, _ in site.parameters)
     log_scale = log_abs(scale) if has_family else np.zeros_like(scale)
-    with np.errstate(invalid="ignore"):
-        ratio = np.clip(2.0 * log_scale + log_abs(curvature), -LOG_CLIP, LOG_CLIP) if has_family else log_scale
-    # log_abs maps NaN to NaN: keep NaN for non-finite draws so the median can skip them.
-    log_curv = np.where(np.isfinite(curvature), log_abs(curvature), np.nan)
-    ratio = np.where(np.isfinite(curvature), ratio, np.nan)
-    draws = slice(1, None)
-    finite = np.isfinite(curvature[draws])
-    positive = np.where(finite.any(axis=0), (curvature[draws] > 0).sum(axis=0) / np.maximum(finite.sum(axis=0), 1),
-                        float(curvature[0].mean() > 0))
+    log_curvature = log_abs(curvature)
+    ratio = np.clip(2.0 * log_scale + log_curvature, -LOG_CLIP, LOG_CLIP) if has_family else log_scale
     columns = {
-        "log_prior_scale": log_scale[0],
         "prior_loc_sign": np.sign(loc[0]),
         "prior_loc_log_abs": log_abs(loc[0]) if has_loc else np.zeros(site.size),
         "curvature_sign": np.sign(curvature[0]),
-        "log_abs_curvature": log_curv[0],
-        "log_scale2_curvature": ratio[0],
-        "draws_log_prior_scale": _median_over_draws(np.where(np.isfinite(scale[draws]), log_scale[draws], np.nan),
-                                                    log_scale[0]),
-        "draws_log_abs_curvature": _median_over_draws(log_curv[draws], log_curv[0]),
-        "draws_log_scale2_curvature": _median_over_draws(ratio[draws], ratio[0]),
-        "draws_curvature_positive": positive,
+        "curvature_positive_fraction": np.mean(curvature > 0, axis=0),
         "reparameterisable": np.full(site.size, float(has_family)),
     }
+    for prefix, point in (("", 0), ("low_", 1), ("high_", 2)):
+        columns[prefix + "log_prior_scale"] = log_scale[point]
+        columns[prefix + "log_abs_curvature"] = log_curvature[point]
+        columns[prefix + "log_scale2_curvature"] = ratio[point]
     return np.stack([np.broadcast_to(columns[n], (site.size,)) for n in ELEMENT_FEATURE_NAMES], axis=1)
 
 
 def probe_elements(model, args, kwargs, latents: list[SiteRecord], seed: int = 0) -> list[np.ndarray]:
-    """Per latent site (in the given order) its ``(size, len(ELEMENT_FEATURES))`` float32 element features."""
-    points = _points(model, args, kwargs, latents, seed)
+    """Per latent site (in the given order) its ``(size, len(ELEMENT_FEATURES))`` float32 element features.
+
+    ``seed`` only seeds Hutchinson's probe vectors (large sites); the probe points are deterministic.
+    """
+    points = _points(model, args, kwargs, latents)
     probe = jax.jit(jax.vmap(_probe_function(model, args, kwargs, latents, seed)))
     results = probe(points)
     features = []

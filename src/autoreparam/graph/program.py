@@ -7,6 +7,7 @@ jaxpr of `parameter_function` is what the walker turns into primitive, constant 
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
@@ -130,17 +131,24 @@ def parameter_function(model: Callable, args, kwargs, sites: list[SiteRecord]) -
     return parameters
 
 
-def parameter_jaxpr(model: Callable, args, kwargs, sites: list[SiteRecord]):
-    """The closed jaxpr of `parameter_function` at the sites' prior draw."""
-    values = tuple(s.value for s in sites if not s.observed)
+@contextmanager
+def python_branches_refused():
+    """Turn JAX's error for Python control flow on a traced latent into a `ModelError` that says what to do."""
     try:
-        with numpyro.validation_enabled(False):  # argument checks cannot run on traced values
-            closed = jax.make_jaxpr(parameter_function(model, args, kwargs, sites))(values)
+        yield
     except jax.errors.ConcretizationTypeError as error:
         raise ModelError(
             "the model branches in Python on a latent value, so its graph depends on the values; write the "
             f"branch with jnp.where (JAX said: {str(error).splitlines()[0]})"
         ) from error
+
+
+def parameter_jaxpr(model: Callable, args, kwargs, sites: list[SiteRecord]):
+    """The closed jaxpr of `parameter_function` at the sites' prior draw."""
+    values = tuple(s.value for s in sites if not s.observed)
+    # Without argument checks: they cannot run on traced values.
+    with python_branches_refused(), numpyro.validation_enabled(False):
+        closed = jax.make_jaxpr(parameter_function(model, args, kwargs, sites))(values)
     expected = sum(len(s.parameters) for s in sites)
     if len(closed.jaxpr.outvars) != expected:  # pragma: no cover - a parameter that is not one array
         raise ModelError(f"expected {expected} distribution parameters, traced {len(closed.jaxpr.outvars)}")

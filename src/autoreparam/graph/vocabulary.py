@@ -28,11 +28,13 @@ _UNARY = (
     "square", "integer_pow", "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "cumsum",
     "transpose", "slice", "erf", "lgamma", "digamma", "sin", "cos", "exp2", "cbrt", "is_finite",
     "not", "floor", "ceil", "round", "rev", "erfc", "cumlogsumexp", "cumprod", "argmax", "argmin",
+    "tile",
 )
 _COMMUTATIVE = ("add", "mul", "max", "min", "add_any", "and", "or", "eq", "ne")
 _ORDERED = (
     "sub", "div", "pow", "dot_general", "gather", "dynamic_slice", "concatenate", "select_n",
     "lt", "le", "gt", "ge", "clamp", "dynamic_update_slice", "pad", "atan2", "rem", "scatter-add",
+    "stack",
 )
 _LAYOUT = (
     "convert_element_type", "broadcast_in_dim", "reshape", "squeeze", "expand_dims", "copy",
@@ -65,8 +67,8 @@ def primitive_kind(name: str) -> str:
     kind = PRIMITIVE_KIND.get(name)
     if kind is None:
         advice = _ADVICE.get(name, "rewrite the model with the covered primitives listed in docs/graph.md")
-        raise UnsupportedError(f"primitive '{name}'", f"applied to a latent-dependent value is not covered by "
-                               f"the model graph; {advice}")
+        raise UnsupportedError(f"primitive '{name}'", f"applied to a latent-dependent value, it is not covered "
+                               f"by the model graph; {advice}")
     return kind
 
 

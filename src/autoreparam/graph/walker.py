@@ -14,7 +14,7 @@ from jax.extend.core import ClosedJaxpr, DropVar, Jaxpr, Literal, jaxprs_in_para
 
 from autoreparam.errors import UnsupportedError
 from autoreparam.graph.builder import GraphBuilder, Node, Static
-from autoreparam.graph.types import NodeType, operand_edge_type
+from autoreparam.graph.types import EdgeType, NodeType, operand_edge_type
 from autoreparam.graph.vocabulary import primitive_kind
 
 _CALL_PARAMS = ("jaxpr", "call_jaxpr", "fun_jaxpr")
@@ -59,9 +59,18 @@ def _apply(builder: GraphBuilder, eqn, operands: list) -> list:
     )
     ordered = kind == "ordered"
     for position, operand in enumerate(operands):
-        builder.add_edge(builder.node_of(operand), node, operand_edge_type(position, ordered))
+        edge_type = _scan_role(eqn, position) if kind == "loop" else operand_edge_type(position, ordered)
+        builder.add_edge(builder.node_of(operand), node, edge_type)
     # A multi-output primitive (scan) is one node: each of its outputs is that node.
     return [node] * len(eqn.outvars)
+
+
+def _scan_role(eqn, position: int) -> EdgeType:
+    """Scan operands by role: OPERAND_0 loop constants, OPERAND_1 initial carries, OPERAND_2 sequences."""
+    num_consts, num_carry = eqn.params["num_consts"], eqn.params["num_carry"]
+    if position < num_consts:
+        return EdgeType.OPERAND_0
+    return EdgeType.OPERAND_1 if position < num_consts + num_carry else EdgeType.OPERAND_2
 
 
 def _evaluate(eqn, values) -> list:
@@ -90,7 +99,7 @@ def _check_loop_body(eqn) -> None:
             try:
                 primitive_kind(inner.primitive.name)
             except UnsupportedError as error:
-                raise UnsupportedError(error.what, f"inside a lax.scan: {error}") from None
+                raise UnsupportedError(error.what, f"inside a lax.scan: {error.detail}") from None
             for sub in jaxprs_in_params(inner.params):
                 check(sub)
 
