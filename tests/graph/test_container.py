@@ -96,3 +96,14 @@ def test_cli_prints_the_graph_and_writes_json(tmp_path, capsys):
     assert ModelGraph.from_json(path.read_text()).num_nodes == 11
     assert main(["graph", "no_such_model"]) == 2
     assert "unknown problem" in capsys.readouterr().err
+
+
+def test_docs_document_every_type_and_feature():
+    from pathlib import Path
+
+    from autoreparam.graph import ELEMENT_FEATURES, NODE_FEATURES, EdgeType
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "graph.md").read_text()
+    names = [n for n, _ in NODE_FEATURES] + [n for n, _ in ELEMENT_FEATURES]
+    names += [t.name for t in NodeType] + [t.name for t in EdgeType]
+    assert [n for n in names if f"`{n}`" not in text] == []

@@ -180,3 +180,43 @@ def test_other_latent_families_are_typed_and_keep_their_parameters():
     assert row["mean_log_abs"] == pytest.approx(np.log(10.0))
     reparameterisable = graph.element_features[:, graph.element_feature_names.index("reparameterisable")]
     np.testing.assert_array_equal(reparameterisable, [0.0, 1.0, 1.0])
+
+
+# The primitives the issue lists, each written the way a modeller would; the label must appear as a node.
+_COVERED = {
+    "add": lambda x, d: x + d, "sub": lambda x, d: d - x, "mul": lambda x, d: x * d, "div": lambda x, d: x / d,
+    "neg": lambda x, d: -x, "exp": lambda x, d: jnp.exp(x), "log": lambda x, d: jnp.log(jnp.exp(x)),
+    "log1p": lambda x, d: jnp.log1p(jnp.exp(x)), "logistic": lambda x, d: jax.nn.sigmoid(x),
+    "dot_general": lambda x, d: jnp.outer(d, d) @ x, "gather": lambda x, d: x[jnp.array([2, 0, 0])],
+    "concatenate": lambda x, d: jnp.concatenate([x[:1], x[1:] * d[1:]]),
+    "select_n": lambda x, d: jnp.where(d > 1.5, x, d), "reduce_sum": lambda x, d: jnp.sum(x) * d,
+    "integer_pow": lambda x, d: x**3, "pow": lambda x, d: jnp.exp(x) ** d, "sqrt": lambda x, d: jnp.sqrt(jnp.exp(x)),
+    "tanh": lambda x, d: jnp.tanh(x), "max": lambda x, d: jnp.maximum(x, d), "min": lambda x, d: jnp.minimum(x, d),
+    "abs": lambda x, d: jnp.abs(x), "dynamic_slice": lambda x, d: jax.lax.dynamic_slice(jnp.tile(x, 2), (1,), (3,)),
+}
+
+
+def test_covered_primitives_become_nodes():
+    # One observed site per primitive, in one model: one build instead of twenty-two.
+    def model(d, y):
+        x = numpyro.sample("x", dist.Normal(jnp.zeros(3), 1.0).to_event(1))
+        for primitive, op in _COVERED.items():
+            numpyro.sample(primitive, dist.Normal(op(x, d), 1.0).to_event(1), obs=y)
+
+    graph = model_graph(model, np.array([1.0, 2.0, 3.0], np.float32), np.zeros(3, np.float32))
+    labels = set(graph.node_label)
+    assert sorted(p for p in _COVERED if p not in labels) == []
+
+
+def test_layout_primitives_leave_no_node():
+    def plain(y):
+        x = numpyro.sample("x", dist.Normal(jnp.zeros(3), 1.0).to_event(1))
+        numpyro.sample("y", dist.Normal(jnp.exp(x), 1.0).to_event(1), obs=y)
+
+    def reshaped(y):
+        x = numpyro.sample("x", dist.Normal(jnp.zeros(3), 1.0).to_event(1))
+        moved = jnp.squeeze(jnp.expand_dims(x, 0).reshape(1, 3).astype(jnp.float32), 0)
+        numpyro.sample("y", dist.Normal(jnp.exp(moved), 1.0).to_event(1), obs=y)
+
+    y = np.zeros(3, np.float32)
+    assert_same_graph(model_graph(plain, y), model_graph(reshaped, y))
