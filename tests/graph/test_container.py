@@ -107,3 +107,19 @@ def test_docs_document_every_type_and_feature():
     names = [n for n, _ in NODE_FEATURES] + [n for n, _ in ELEMENT_FEATURES]
     names += [t.name for t in NodeType] + [t.name for t in EdgeType]
     assert [n for n in names if f"`{n}`" not in text] == []
+
+
+def test_graph_imports_nothing_above_site_analysis():
+    import ast
+    from pathlib import Path
+
+    import autoreparam.graph
+
+    allowed = ("autoreparam.errors", "autoreparam.graph", "autoreparam.reparam")
+    found = []
+    for path in Path(autoreparam.graph.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            found += [(path.name, n) for n in names if n.startswith("autoreparam") and not n.startswith(allowed)]
+    assert found == []

@@ -45,6 +45,8 @@ def test_eight_schools_probes_in_closed_form():
     assert _column(graph, "mu", "log_abs_curvature") == pytest.approx([np.log(8.0)], abs=1e-4)
     assert _column(graph, "mu", "log_prior_scale") == pytest.approx([np.log(5.0)], abs=1e-6)
     np.testing.assert_array_equal(_column(graph, "mu", "prior_loc_sign"), [0.0])
+    # At the centre every theta_j = mu: log_tau's children carry no curvature (0 up to float32 roundoff).
+    assert _column(graph, "log_tau", "log_scale2_curvature")[0] < -10.0
     # At the low and high points log_tau = -5 and +5, and every theta_j = mu -/+ tau.
     np.testing.assert_allclose(_column(graph, "theta", "low_log_prior_scale"), -5.0, atol=1e-5)
     np.testing.assert_allclose(_column(graph, "theta", "high_log_prior_scale"), 5.0, atol=1e-5)

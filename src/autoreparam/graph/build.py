@@ -50,8 +50,10 @@ def _check_static_values(nodes: list[Node], edges) -> None:
 def model_graph(model: Callable, *args, seed: int = 0, **kwargs) -> ModelGraph:
     """The typed graph of ``model(*args, **kwargs)`` with its node features and per-element probes.
 
-    Raises `UnsupportedError` naming any primitive, distribution or wrapper it does not cover, and
-    site analysis' errors (no latent, discrete latent, non-finite data).
+    ``seed`` seeds the one prior draw the model is traced at and Hutchinson's probe vectors (sites of
+    more than 256 elements); nothing else in the graph is random. Raises `UnsupportedError` naming any
+    primitive, distribution or wrapper it does not cover, and site analysis' errors (no latent,
+    discrete latent, non-finite data).
     """
     with python_branches_refused():  # site analysis traces the model too
         analyse_model(model, *args, seed=seed, **kwargs)  # the same validation as every other entry point

@@ -132,15 +132,15 @@ def _probe_function(model, args, kwargs, latents: list[SiteRecord], seed: int) -
             return handlers.trace(handlers.seed(handlers.substitute(model, data=values), 0)).get_trace(*args, **kwargs)
 
     def rest_of_log_joint(coords, own: str):
-        total, own_term = 0.0, 0.0
+        # A sum that skips the own term, not the total minus it: subtracting would leave the own
+        # prior's curvature (1 / s^2) as roundoff in a curvature that may be exactly 0.
+        total = 0.0
         for name, msg in run(coords).items():
-            if msg["type"] != "sample":
+            if msg["type"] != "sample" or name == own:
                 continue
             log_prob = msg["fn"].log_prob(msg["value"])
-            term = jnp.sum(log_prob if msg.get("scale") is None else msg["scale"] * log_prob)
-            total = total + term
-            own_term = own_term + term if name == own else own_term
-        return total - own_term
+            total = total + jnp.sum(log_prob if msg.get("scale") is None else msg["scale"] * log_prob)
+        return total
 
     def curvature(coords, index: int) -> jax.Array:
         site = latents[index]
@@ -195,6 +195,7 @@ def _element_features(site: SiteRecord, scale, loc, curvature) -> np.ndarray:
     log_scale = log_abs(scale) if has_family else np.zeros_like(scale)
     log_curvature = log_abs(curvature)
     ratio = np.clip(2.0 * log_scale + log_curvature, -LOG_CLIP, LOG_CLIP) if has_family else log_scale
+    ratio = np.where(has_family & (log_curvature == -LOG_CLIP), -LOG_CLIP, ratio)  # no evidence: the floor
     columns = {
         "prior_loc_sign": np.sign(loc[0]),
         "prior_loc_log_abs": log_abs(loc[0]) if has_loc else np.zeros(site.size),
@@ -216,7 +217,7 @@ def probe_elements(model, args, kwargs, latents: list[SiteRecord], seed: int = 0
     """
     points = _points(model, args, kwargs, latents)
     probe = jax.jit(jax.vmap(_probe_function(model, args, kwargs, latents, seed)))
-    results = probe(points)
+    results = jax.device_get(probe(points))
     features = []
     for site, (scale, loc, curvature) in zip(latents, results):
         rows = _element_features(site, *(np.asarray(a, dtype=np.float64) for a in (scale, loc, curvature)))
