@@ -1,4 +1,4 @@
-"""The ``autoreparam`` command line: run, vip, compare, bench, report, figures, corpus, data."""
+"""The ``autoreparam`` command line: run, vip, compare, bench, report, figures, corpus, graph, data."""
 
 from __future__ import annotations
 
@@ -147,6 +147,20 @@ def cmd_figures(args) -> int:
     return 0
 
 
+def cmd_graph(args) -> int:
+    from pathlib import Path
+
+    from autoreparam.graph import model_graph
+
+    problem = _problem(args)
+    graph = model_graph(problem.model, *problem.args, seed=args.seed, **problem.kwargs)
+    print(f"{problem.name}: {problem.description}\n{graph.describe()}")
+    if args.json:
+        Path(args.json).write_text(graph.to_json())
+        print(f"wrote {args.json}")
+    return 0
+
+
 def cmd_models(args) -> int:
     from autoreparam.models import available
 
@@ -229,6 +243,15 @@ def build_parser() -> argparse.ArgumentParser:
     corpus.add_argument("--out", required=True, help="output folder (created; must be empty or absent)")
     corpus.add_argument("--held-out-family", default="student_t_hierarchy", help="family kept out of training")
     corpus.set_defaults(func=cmd_corpus)
+
+    graph = sub.add_parser("graph", help="the typed graph of a zoo model (nodes, edges, element probes)")
+    graph.add_argument("model", help="a model of the zoo (see `autoreparam models`)")
+    graph.add_argument("--data-dir", default=None, help="data folder (default: $AUTOREPARAM_DATA or the user cache)")
+    graph.add_argument("--quirks", action="store_true", help="reproduce the original code's data handling")
+    graph.add_argument("--option", action="append", help="model option key=value, e.g. q=100 for gaussian_section3")
+    graph.add_argument("--seed", type=int, default=0, help="seed of the prior draws the probes use")
+    graph.add_argument("--json", default=None, help="also write the graph as JSON to this file")
+    graph.set_defaults(func=cmd_graph)
 
     models = sub.add_parser("models", help="list the model zoo")
     models.set_defaults(func=cmd_models)

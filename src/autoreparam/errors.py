@@ -31,3 +31,14 @@ class ArgumentError(AutoreparamError, ValueError):
 class ConvergenceWarning(UserWarning):
     """A result whose R-hat, effective sample size or divergences make it untrustworthy as it is;
     the message says what is wrong and what to try (``InferenceResult.health`` has the details)."""
+
+class UnsupportedError(ModelError):
+    """The model uses something an analysis does not cover (a primitive, a distribution, a wrapper).
+
+    ``what`` names it, e.g. ``"primitive 'cholesky'"``; the message also says what to do instead.
+    """
+
+    def __init__(self, what: str, message: str):
+        self.what = what
+        self.detail = message
+        super().__init__(f"{what}: {message}")

@@ -1,0 +1,225 @@
+"""Per-element probes: prior scale against likelihood curvature, the quantity that decides centring.
+
+Paper 000 Section 3 (and Appendix A, papers/002): in the model theta ~ N(0, 1), mu ~ N(theta, s),
+y_n ~ N(mu, sigma), the best parameterisation of mu depends on ``s^2 q`` with ``q = N / sigma^2``, the
+curvature the likelihood puts on mu: NCP is better for ``s^2 q << 1`` (weak evidence), CP for
+``s^2 q >> 1``; at ``s^2 q = 1`` both condition numbers are 3 and lambda = 1/2 is best (REFERENCE.md).
+For each element z_j of each latent we measure the general form of both quantities:
+
+- the prior scale ``s_j`` (and location) of z_j's own distribution;
+- the curvature ``c_j = -d^2/dz_j^2 sum_{t != own} log p_t``: the second derivative of every
+  log-density term except z_j's own prior, i.e. what its children (likelihood and child priors) say.
+
+``log(s_j^2 |c_j|)`` is the ``log(s^2 q)`` of Section 3, exactly so in that model. The probes are taken
+at three *prior points*, each computed top-down so that a latent sits at a point of its prior given
+its parents: the *centre* (every latent at its prior location) and the *low* and *high* quantile
+points (every location-scale latent at ``loc - scale`` and ``loc + scale``; scale families at their
+15.9% and 84.1% quantiles; other families at their mean). A hierarchical scale latent at its low
+and high points gives the curvature in the funnel's neck and in its mouth. The points are
+deterministic and depend neither on names nor on statement order, unlike random prior draws (NumPyro
+splits its key in program order). A mode is not used: the centred log joint of a hierarchical model
+has no mode (it grows without bound as the group scale shrinks).
+
+The curvature is a Hessian diagonal per site, vectorised: exact (one Hessian-vector product per
+element, ``lax.map`` over a one-hot basis) for sites of at most ``EXACT_DIAGONAL_LIMIT`` elements, and
+Hutchinson's estimator ``mean_k v_k * H v_k`` with ``HUTCHINSON_VECTORS`` Rademacher vectors above
+that, which is exact when the site's elements are conditionally independent given the other sites
+(the usual plate) and unbiased otherwise. LogNormal latents are probed in log space, where partial
+centring acts.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+from jax.scipy.stats import norm
+from numpyro import handlers
+
+from autoreparam.errors import ModelError
+from autoreparam.graph.features import LOG_CLIP, log_abs
+from autoreparam.graph.program import SiteRecord, read_parameter
+from autoreparam.reparam.families import find_family, unwrap
+
+QUANTILE_POINTS = (-1.0, 1.0)  # the low and high prior points, in prior standard deviations
+EXACT_DIAGONAL_LIMIT = 256
+HUTCHINSON_VECTORS = 8
+_HVP_BATCH = 32
+
+ELEMENT_FEATURES: tuple[tuple[str, str], ...] = (
+    ("log_prior_scale", "log s_j, the prior scale of the element at the prior centre (0 without a family)"),
+    ("prior_loc_sign", "sign of the prior location at the prior centre (0 without a location)"),
+    ("prior_loc_log_abs", "log |prior location| at the prior centre (-30 for 0; 0 without a location)"),
+    ("curvature_sign", "sign of c_j at the prior centre (+1: the rest of the log joint is concave in z_j there)"),
+    ("log_abs_curvature", "log |c_j| at the prior centre (-30 when c_j = 0)"),
+    ("log_scale2_curvature", "log(s_j^2 |c_j|) at the prior centre: paper 000 Section 3's log(s^2 q); "
+                             "> 0 favours centring, < 0 non-centring (0 without a family)"),
+    ("low_log_prior_scale", "log s_j at the low prior point"),
+    ("low_log_abs_curvature", "log |c_j| at the low prior point"),
+    ("low_log_scale2_curvature", "log(s_j^2 |c_j|) at the low prior point"),
+    ("high_log_prior_scale", "log s_j at the high prior point"),
+    ("high_log_abs_curvature", "log |c_j| at the high prior point"),
+    ("high_log_scale2_curvature", "log(s_j^2 |c_j|) at the high prior point"),
+    ("curvature_positive_fraction", "fraction of the three prior points with c_j > 0"),
+    ("reparameterisable", "1 if partial centring applies to the element (a family), else 0"),
+)
+ELEMENT_FEATURE_NAMES: tuple[str, ...] = tuple(name for name, _ in ELEMENT_FEATURES)
+
+
+def _log_coordinate(site: SiteRecord) -> bool:
+    return site.family is not None and site.family.kind == "log-location-scale"
+
+
+def _prior_point(t: float) -> Callable:
+    """``substitute_fn`` putting each latent at standardised point ``t`` of its prior, given its parents.
+
+    ``t = 0`` is the centre: a location-scale latent at its location, a scale family at its scale,
+    another family at its mean. Otherwise a location-scale latent is at ``loc + t * scale``, a scale
+    family at its ``Phi(t)`` quantile and another family still at its mean.
+    """
+
+    def point(msg):
+        if msg["type"] != "sample" or msg["is_observed"]:
+            return None
+        fn = msg["fn"]
+        shape = fn.shape(msg["kwargs"].get("sample_shape", ()))
+        family = find_family(fn)
+        if family is None:
+            value = fn.mean
+        else:
+            base = unwrap(fn)[0]
+            loc, scale = family.loc_scale(base)
+            if loc is None:
+                value = scale if t == 0 else base.icdf(norm.cdf(t))
+            else:
+                value = loc + t * scale
+                value = jnp.exp(value) if family.kind == "log-location-scale" else value
+        return jnp.broadcast_to(value, shape)
+
+    return point
+
+
+def _points(model, args, kwargs, latents: list[SiteRecord]) -> tuple:
+    """The centre, low and high points in probe coordinates: per latent an array ``(3, *shape)``."""
+    runs = []
+    for t in (0.0,) + QUANTILE_POINTS:
+        substituted = handlers.substitute(handlers.seed(model, rng_seed=0), substitute_fn=_prior_point(t))
+        # Without NumPyro's argument checks: a scale of exactly 0 at a prior point (e.g. |mu| at mu = 0)
+        # must become the probe error below, which names the site, not a bare ValueError.
+        with handlers.block(), numpyro.validation_enabled(False):
+            runs.append(handlers.trace(substituted).get_trace(*args, **kwargs))
+    for site in latents:
+        if not np.all(np.isfinite(np.asarray(runs[0][site.name]["value"]))):
+            raise ModelError(f"site '{site.name}': its prior centre is not finite (e.g. a mean that does not "
+                             "exist); the probes need one")
+    points = []
+    for site in latents:
+        stacked = jnp.stack([jnp.asarray(run[site.name]["value"]) for run in runs])
+        points.append(jnp.log(stacked) if _log_coordinate(site) else stacked)
+    return tuple(points)
+
+
+def _probe_function(model, args, kwargs, latents: list[SiteRecord], seed: int) -> Callable:
+    """``coordinates -> per latent (scale, loc, curvature)``, each flattened to the site's elements."""
+    names = [s.name for s in latents]
+
+    def run(coords):
+        values = {n: jnp.exp(u) if _log_coordinate(s) else u for n, s, u in zip(names, latents, coords)}
+        with handlers.block():
+            return handlers.trace(handlers.seed(handlers.substitute(model, data=values), 0)).get_trace(*args, **kwargs)
+
+    def rest_of_log_joint(coords, own: str):
+        # A sum that skips the own term, not the total minus it: subtracting would leave the own
+        # prior's curvature (1 / s^2) as roundoff in a curvature that may be exactly 0.
+        total = 0.0
+        for name, msg in run(coords).items():
+            if msg["type"] != "sample" or name == own:
+                continue
+            log_prob = msg["fn"].log_prob(msg["value"])
+            total = total + jnp.sum(log_prob if msg.get("scale") is None else msg["scale"] * log_prob)
+        return total
+
+    def curvature(coords, index: int) -> jax.Array:
+        site = latents[index]
+
+        def rest(u):
+            return rest_of_log_joint(coords[:index] + (u,) + coords[index + 1:], site.name)
+
+        gradient = jax.grad(rest)
+
+        def hvp(v):
+            return jax.jvp(gradient, (coords[index],), (v,))[1]
+
+        if site.size <= EXACT_DIAGONAL_LIMIT:
+            basis, count = jnp.eye(site.size, dtype=coords[index].dtype).reshape((site.size,) + site.shape), 1
+        else:
+            signs = jax.random.rademacher(jax.random.PRNGKey(seed), (HUTCHINSON_VECTORS,) + site.shape)
+            basis, count = signs.astype(coords[index].dtype), HUTCHINSON_VECTORS
+        products = jax.lax.map(hvp, basis, batch_size=_HVP_BATCH)
+        return -(jnp.sum(basis * products, axis=0) / count).reshape(-1)
+
+    def probe(coords):
+        trace = run(coords)
+        out = []
+        for index, site in enumerate(latents):
+            fn = trace[site.name]["fn"]
+            zeros = jnp.zeros(site.size)
+            loc = scale = zeros
+            if site.family is not None:
+                scale = jnp.broadcast_to(read_parameter(fn, site.family, "scale"), site.shape).reshape(-1)
+                if any(p == "loc" for p, _ in site.parameters):
+                    loc = jnp.broadcast_to(read_parameter(fn, site.family, "loc"), site.shape).reshape(-1)
+            out.append((scale, loc, curvature(coords, index)))
+        return out
+
+    return probe
+
+
+def _element_features(site: SiteRecord, scale, loc, curvature) -> np.ndarray:
+    """The ``(site.size, len(ELEMENT_FEATURES))`` rows of one latent from its probes at the three points.
+
+    A non-finite probe at the centre is an error naming the site; at the low or high point it is
+    replaced by the centre's value (e.g. a scale that overflows one standard deviation up).
+    """
+    if not (np.all(np.isfinite(curvature[0])) and np.all(np.isfinite(scale[0]))):
+        raise ModelError(f"site '{site.name}': the curvature probe is not finite at the prior centre; check the "
+                         "model's density there (e.g. a scale that under- or overflows)")
+    finite = np.isfinite(curvature) & np.isfinite(scale)
+    curvature = np.where(finite, curvature, curvature[0])
+    scale = np.where(finite, scale, scale[0])
+    has_family = site.family is not None
+    has_loc = any(p == "loc" for p, _ in site.parameters)
+    log_scale = log_abs(scale) if has_family else np.zeros_like(scale)
+    log_curvature = log_abs(curvature)
+    ratio = np.clip(2.0 * log_scale + log_curvature, -LOG_CLIP, LOG_CLIP) if has_family else log_scale
+    ratio = np.where(has_family & (log_curvature == -LOG_CLIP), -LOG_CLIP, ratio)  # no evidence: the floor
+    columns = {
+        "prior_loc_sign": np.sign(loc[0]),
+        "prior_loc_log_abs": log_abs(loc[0]) if has_loc else np.zeros(site.size),
+        "curvature_sign": np.sign(curvature[0]),
+        "curvature_positive_fraction": np.mean(curvature > 0, axis=0),
+        "reparameterisable": np.full(site.size, float(has_family)),
+    }
+    for prefix, point in (("", 0), ("low_", 1), ("high_", 2)):
+        columns[prefix + "log_prior_scale"] = log_scale[point]
+        columns[prefix + "log_abs_curvature"] = log_curvature[point]
+        columns[prefix + "log_scale2_curvature"] = ratio[point]
+    return np.stack([np.broadcast_to(columns[n], (site.size,)) for n in ELEMENT_FEATURE_NAMES], axis=1)
+
+
+def probe_elements(model, args, kwargs, latents: list[SiteRecord], seed: int = 0) -> list[np.ndarray]:
+    """Per latent site (in the given order) its ``(size, len(ELEMENT_FEATURES))`` float32 element features.
+
+    ``seed`` only seeds Hutchinson's probe vectors (large sites); the probe points are deterministic.
+    """
+    points = _points(model, args, kwargs, latents)
+    probe = jax.jit(jax.vmap(_probe_function(model, args, kwargs, latents, seed)))
+    results = jax.device_get(probe(points))
+    features = []
+    for site, (scale, loc, curvature) in zip(latents, results):
+        rows = _element_features(site, *(np.asarray(a, dtype=np.float64) for a in (scale, loc, curvature)))
+        features.append(rows.astype(np.float32))
+    return features

@@ -1,0 +1,96 @@
+"""Per-element probes against curvatures known in closed form (paper 000 Section 3, eight schools)."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+import pytest
+
+import autoreparam.graph.probes as probes
+from autoreparam.errors import ModelError
+from autoreparam.graph import model_graph
+from autoreparam.models import eight_schools, gaussian_section3, gaussian_section3_data
+
+SIGMA = np.array([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0], dtype=np.float32)
+Y = np.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0], dtype=np.float32)
+
+
+def _column(graph, site, name):
+    return graph.element_features[graph.element_rows(site), graph.element_feature_names.index(name)]
+
+
+@pytest.mark.parametrize("q, sigma_mu", [(0.01, 1.0), (1.0, 1.0), (100.0, 1.0), (1.0, 3.0)])
+def test_section3_ratio_is_log_sigma_mu_squared_q(q, sigma_mu):
+    """In theta ~ N(0,1), mu ~ N(theta, s), y_n ~ N(mu, sigma): the likelihood curvature on mu is q = N / sigma^2."""
+    y, sigma = gaussian_section3_data(q, n=10, sigma_mu=sigma_mu)
+    graph = model_graph(gaussian_section3, y=y, sigma=sigma, sigma_mu=sigma_mu)
+    expected = np.log(sigma_mu**2 * q)
+    for column in ("log_scale2_curvature", "low_log_scale2_curvature", "high_log_scale2_curvature"):
+        assert _column(graph, "mu", column) == pytest.approx([expected], abs=1e-4)
+    assert _column(graph, "mu", "log_abs_curvature") == pytest.approx([np.log(q)], abs=1e-4)
+    # theta's only child is mu's prior, curvature 1 / s^2, and theta's own scale is 1.
+    assert _column(graph, "theta", "log_scale2_curvature") == pytest.approx([-2 * np.log(sigma_mu)], abs=1e-4)
+    assert _column(graph, "mu", "curvature_positive_fraction") == [1.0]
+
+
+def test_eight_schools_probes_in_closed_form():
+    graph = model_graph(eight_schools, SIGMA, y=Y)
+    # theta_j's only child is y_j ~ N(theta_j, sigma_j): curvature 1 / sigma_j^2 at every point.
+    for column in ("log_abs_curvature", "low_log_abs_curvature", "high_log_abs_curvature"):
+        np.testing.assert_allclose(_column(graph, "theta", column), -2 * np.log(SIGMA), atol=1e-4)
+    # At the prior centre mu = log_tau = 0, so theta_j has scale exp(0) = 1 and mu's children have curvature 8.
+    np.testing.assert_allclose(_column(graph, "theta", "log_prior_scale"), 0.0, atol=1e-6)
+    assert _column(graph, "mu", "log_abs_curvature") == pytest.approx([np.log(8.0)], abs=1e-4)
+    assert _column(graph, "mu", "log_prior_scale") == pytest.approx([np.log(5.0)], abs=1e-6)
+    np.testing.assert_array_equal(_column(graph, "mu", "prior_loc_sign"), [0.0])
+    # At the centre every theta_j = mu: log_tau's children carry no curvature (0 up to float32 roundoff).
+    assert _column(graph, "log_tau", "log_scale2_curvature")[0] < -10.0
+    # At the low and high points log_tau = -5 and +5, and every theta_j = mu -/+ tau.
+    np.testing.assert_allclose(_column(graph, "theta", "low_log_prior_scale"), -5.0, atol=1e-5)
+    np.testing.assert_allclose(_column(graph, "theta", "high_log_prior_scale"), 5.0, atol=1e-5)
+    # log_tau's children: sum_j -log_tau - (theta_j - mu)^2 exp(-2 log_tau) / 2 has curvature 2 * 8 * 1^2.
+    for point in ("low_", "high_"):
+        assert _column(graph, "log_tau", point + "log_abs_curvature") == pytest.approx([np.log(16.0)], abs=1e-3)
+        assert _column(graph, "log_tau", point + "log_scale2_curvature") == pytest.approx([np.log(25 * 16.0)],
+                                                                                        abs=1e-3)
+
+
+def test_hutchinson_estimate_is_exact_for_conditionally_independent_elements(monkeypatch):
+    exact = model_graph(eight_schools, SIGMA, y=Y)
+    monkeypatch.setattr(probes, "EXACT_DIAGONAL_LIMIT", 0)
+    estimated = model_graph(eight_schools, SIGMA, y=Y)
+    for site in ("theta", "mu"):
+        np.testing.assert_allclose(_column(estimated, site, "log_abs_curvature"),
+                                   _column(exact, site, "log_abs_curvature"), atol=1e-4)
+
+
+def test_log_normal_latents_are_probed_in_log_space():
+    def model(y):
+        s = numpyro.sample("s", dist.LogNormal(0.0, 1.0))
+        numpyro.sample("y", dist.Normal(0.0, s), obs=y)
+
+    y = np.array([0.5, -1.5, 2.0], dtype=np.float32)
+    graph = model_graph(model, y)
+    # d^2/du^2 of sum_i -u - y_i^2 exp(-2u) / 2 at u = log s = 0 (the prior centre) is -2 sum y_i^2.
+    assert _column(graph, "s", "log_abs_curvature") == pytest.approx([np.log(2 * np.sum(y**2))], abs=1e-4)
+    assert _column(graph, "s", "curvature_sign") == [1.0]
+
+
+def test_non_finite_probe_at_the_centre_names_the_site():
+    def model(y):
+        x = numpyro.sample("x", dist.Normal(0.0, 1.0))
+        # sqrt(|x|) has no finite curvature at the prior centre x = 0, only at the prior draws.
+        numpyro.sample("y", dist.Normal(jnp.sqrt(jnp.abs(x)), 1.0), obs=y)
+
+    with pytest.raises(ModelError, match="site 'x'.*not finite"):
+        model_graph(model, 0.0)
+
+    def zero_scale_at_centre(y):
+        mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        x = numpyro.sample("x", dist.Normal(0.0, jnp.abs(mu)))  # scale 0 at the centre mu = 0
+        numpyro.sample("y", dist.Normal(x, 1.0), obs=y)
+
+    with pytest.raises(ModelError, match="site '(mu|x)'.*not finite"):
+        model_graph(zero_scale_at_centre, 0.0)
