@@ -244,12 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
     corpus.add_argument("--held-out-family", default="student_t_hierarchy", help="family kept out of training")
     corpus.set_defaults(func=cmd_corpus)
 
-    graph = sub.add_parser("graph", help="the typed graph of a zoo model (nodes, edges, element probes)")
-    graph.add_argument("model", help="a model of the zoo (see `autoreparam models`)")
-    graph.add_argument("--data-dir", default=None, help="data folder (default: $AUTOREPARAM_DATA or the user cache)")
-    graph.add_argument("--quirks", action="store_true", help="reproduce the original code's data handling")
-    graph.add_argument("--option", action="append", help="model option key=value, e.g. q=100 for gaussian_section3")
-    graph.add_argument("--seed", type=int, default=0, help="seed of the prior draws the probes use")
+    graph = sub.add_parser("graph", help="the typed graph of a model (nodes, edges, element probes)")
+    _add_model_arguments(graph)
     graph.add_argument("--json", default=None, help="also write the graph as JSON to this file")
     graph.set_defaults(func=cmd_graph)
 

@@ -57,8 +57,8 @@ class Fixture:
     def __init__(self, root: Path):
         self.store, self.rng = ResultStore(root), np.random.default_rng(0)
 
-    def hmc(self, model, method, L, seed, per_chain=None, failed=None):
-        record = {**_common("hmc", model, method, seed), "num_leapfrog": L}
+    def hmc(self, model, method, L, seed, per_chain=None, failed=None, max_r_hat=1.001):
+        record = {**_common("hmc", model, method, seed), "num_leapfrog": L, "max_r_hat": max_r_hat}
         key = f"hmc__{model}__{method}__L{L:03d}__s{seed}"
         if failed:
             self.store.save(key, {**record, "failed": failed})
@@ -109,6 +109,26 @@ def test_oracle_averages_seeds_then_picks_the_best_L_and_pools_chains(tmp_path):
     assert choice.estimate.se == pytest.approx(pooled_values.std(ddof=1) / 2.0)
     assert choice.estimate.n == 4
     assert choice.keys == ("hmc__toy__cp__L001__s0", "hmc__toy__cp__L001__s1")
+
+
+def test_a_cell_whose_chains_disagree_is_never_the_oracles_pick_nor_a_denominator(tmp_path):
+    from autoreparam.benchmark.report.oracle import best_fixed
+    from autoreparam.benchmark.report.tables import DISAGREE, leapfrog_table, main_table
+
+    fx = Fixture(tmp_path)
+    for seed in (0, 1):
+        fx.hmc("toy", "ncp", 1, seed, [50, 52], max_r_hat=1.001)
+        fx.hmc("toy", "ncp", 2, seed, [90, 92], max_r_hat=1.3 if seed else 1.001)  # one seed disagrees
+        fx.hmc("toy", "cp", 1, seed, [200, 210], max_r_hat=4.0)  # CP never mixed (German credit-like)
+        fx.hmc("toy", "cp", 2, seed, [150, 160], max_r_hat=2.0)
+    collected = collect(tmp_path)
+    choices = oracle_choices(collected)
+    assert choices["toy", "ncp"].num_leapfrog == 1 and choices["toy", "ncp"].agreeing
+    assert choices["toy", "ncp"].disagreeing_leapfrogs == {2}
+    assert not choices["toy", "cp"].agreeing
+    assert best_fixed(choices, "toy").method == "ncp"  # not CP's 205, whose chains disagree
+    assert DISAGREE in main_table(collected, choices)
+    assert f"91{DISAGREE}" in leapfrog_table(collected, choices)
 
 
 def test_ratio_and_standard_error_arithmetic():

@@ -88,7 +88,9 @@ def render(
         "\"Best fixed\" is the better of CP-HMC and NCP-HMC; ratios carry delta-method standard errors "
         "(independent numerator and denominator). iHMC counts both halves' gradients (2L per iteration).",
         tables.main_table(collected, choices),
-        "Seed-averaged metric at every L (bold: the oracle's pick):",
+        tables.DISAGREE_NOTE,
+        f"Seed-averaged metric at every L (bold: the oracle's pick; {tables.DISAGREE}: some seed's chains disagree there, "
+        "so that L is never picked):",
         tables.leapfrog_table(collected, choices),
         "ELBO of the variational fits (mean over seeds):",
         tables.elbo_table(collected),

@@ -4,6 +4,12 @@ For each (model, method) the metric (min-over-elements ESS per 1000 gradient eva
 cell is averaged over seeds at each L, and the L with the best average is kept, as the authors did.
 Its estimate pools the per-chain values of all seeds at that L: mean and sd / sqrt(n) (ddof = 1,
 the harness's default). Taking the maximum over a grid favours runs that were lucky at one L.
+
+The paper's metric scores each chain alone, so chains stuck in different places can score well
+(German credit CP-HMC: 1.41 at R-hat 4). A cell whose chains disagree (max R-hat above 1.01) is
+marked and never the oracle's pick: an L is eligible only if every seed's chains agree there. A
+(model, method) with no eligible L keeps its best L for display, flagged, and is never a "best
+fixed" denominator.
 """
 
 from __future__ import annotations
@@ -16,6 +22,16 @@ import numpy as np
 from autoreparam.benchmark.report.collect import HMC_METHODS, Collected, cell_mean, per_chain
 
 Z95 = 1.959963984540054
+MAX_R_HAT = 1.01
+
+
+def disagrees(record: dict) -> bool:
+    """The cell's chains disagree: max rank-normalised R-hat above 1.01 (NaN or missing: unknown, not flagged)."""
+    value = record.get("max_r_hat")
+    try:
+        return float(value) > MAX_R_HAT
+    except (TypeError, ValueError):
+        return False
 
 
 @dataclass(frozen=True)
@@ -76,6 +92,8 @@ class OracleChoice:
     estimate: Estimate
     mean_by_leapfrog: dict = field(default_factory=dict)
     keys: tuple[str, ...] = ()  # the cells at the chosen L, one per seed
+    agreeing: bool = True  # every seed's chains agreed at the chosen L
+    disagreeing_leapfrogs: frozenset = frozenset()  # L at which some seed's chains disagree
 
 
 def choose(collected: Collected, model: str, method: str) -> OracleChoice | None:
@@ -87,12 +105,16 @@ def choose(collected: Collected, model: str, method: str) -> OracleChoice | None
     if not by_leapfrog:
         return None
     means = {L: float(np.mean([cell_mean(r) for r in rs])) for L, rs in sorted(by_leapfrog.items())}
-    best = max(means, key=lambda L: (means[L], -L))  # ties go to the cheaper L
+    flagged = frozenset(L for L, rs in by_leapfrog.items() if any(disagrees(r) for r in rs))
+    eligible = [L for L in means if L not in flagged] or list(means)
+    best = max(eligible, key=lambda L: (means[L], -L))  # ties go to the cheaper L
     cells = sorted(by_leapfrog[best], key=lambda r: r.get("seed", 0))
     estimate = pooled(np.concatenate([per_chain(r) for r in cells]))
     if not estimate.ok:  # no per-chain values stored: fall back on the cells' own means
         estimate = pooled([cell_mean(r) for r in cells])
-    return OracleChoice(model, method, best, estimate, means, tuple(r.get("key", "") for r in cells))
+    return OracleChoice(
+        model, method, best, estimate, means, tuple(r.get("key", "") for r in cells), best not in flagged, flagged
+    )
 
 
 def oracle_choices(collected: Collected) -> dict[tuple[str, str], OracleChoice]:
@@ -107,6 +129,7 @@ def oracle_choices(collected: Collected) -> dict[tuple[str, str], OracleChoice]:
 
 
 def best_fixed(choices: dict, model: str) -> OracleChoice | None:
-    """The better of CP-HMC and NCP-HMC (higher mean at their oracle L) on ``model``."""
-    fixed = [choices[model, m] for m in ("cp", "ncp") if (model, m) in choices]
+    """The better of CP-HMC and NCP-HMC (higher mean at their oracle L) on ``model``, among those whose
+    chains agree: a fixed parameterisation that never mixed is not a denominator."""
+    fixed = [choices[model, m] for m in ("cp", "ncp") if (model, m) in choices and choices[model, m].agreeing]
     return max(fixed, key=lambda c: c.estimate.mean) if fixed else None

@@ -12,6 +12,15 @@ from autoreparam.benchmark.report.oracle import best_fixed, pooled, ratio
 from autoreparam.benchmark.report.targets import fmt
 
 
+# Marks a cell whose chains disagree (R-hat > 1.01): its per-chain ESS means nothing.
+DISAGREE = "†"
+DISAGREE_NOTE = (
+    f"{DISAGREE}: the chains disagree (max R-hat > 1.01) at every L of the grid, so the paper's per-chain "
+    "metric overstates this method; it is shown, never used as an oracle pick or a \"best fixed\" "
+    "denominator."
+)
+
+
 def _row(cells) -> str:
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
@@ -25,7 +34,8 @@ def _method_cell(collected: Collected, choices: dict, model: str, method: str) -
     if choice is None:
         reasons = collected.failures(model, "hmc", method)
         return f"failed: {reasons[0]}" if reasons else "not run"
-    return f"{fmt(choice.estimate)} (L={choice.num_leapfrog})"
+    mark = "" if choice.agreeing else f" {DISAGREE}"
+    return f"{fmt(choice.estimate)} (L={choice.num_leapfrog}){mark}"
 
 
 def _nuts_cell(collected: Collected, model: str) -> str:
@@ -64,7 +74,9 @@ def leapfrog_table(collected: Collected, choices: dict) -> str:
     for (model, method), choice in choices.items():
         values = [choice.mean_by_leapfrog.get(L) for L in grid]
         text = [
-            "—" if v is None else (f"**{v:.3g}**" if L == choice.num_leapfrog else f"{v:.3g}")
+            "—" if v is None
+            else (f"**{v:.3g}**" if L == choice.num_leapfrog else f"{v:.3g}")
+            + (DISAGREE if L in choice.disagreeing_leapfrogs else "")
             for L, v in zip(grid, values)
         ]
         lines.append(_row([f"`{model}`", METHOD_LABELS[method]] + text))
