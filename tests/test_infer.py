@@ -210,3 +210,16 @@ def test_a_healthy_result_carries_no_warning():
         result = ar.infer(gaussian_section3, y, sigma, method="ncp", kernel="nuts", num_chains=4, num_warmup=300,
                           num_samples=500, vi_config=TINY_VI, progress=False)
     assert result.trustworthy and "WARNING" not in result.summary()
+
+
+def test_a_given_partial_centring_is_sampled_in_and_reported():
+    result = _infer(method="given", parameterisation=0.3)
+    assert np.allclose(result.parameterisation["theta"], 0.3)
+    per_element = _infer(method="given", parameterisation={"theta": np.linspace(0.0, 1.0, 8)})
+    assert np.allclose(per_element.parameterisation["theta"], np.linspace(0.0, 1.0, 8))
+    with pytest.raises(ArgumentError, match="needs parameterisation="):
+        _infer(method="given")
+    with pytest.raises(ArgumentError, match="for method='given'"):
+        _infer(method="cp", parameterisation=0.3)
+    with pytest.raises(SiteError, match="mu"):
+        _infer(method="given", parameterisation={"mu": 0.5, "theta": 0.5})

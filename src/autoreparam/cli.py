@@ -67,7 +67,7 @@ def cmd_run(args) -> int:
     result = ar.infer(
         problem.model, *problem.args, method=args.method, kernel=args.kernel, num_chains=args.chains,
         num_warmup=args.warmup, num_samples=args.samples, seed=args.seed, sites=_sites(args.sites),
-        num_leapfrog=args.leapfrog, progress=not args.quiet, **problem.kwargs,
+        num_leapfrog=args.leapfrog, progress=not args.quiet, parameterisation=args.lam, **problem.kwargs,
     )
     print(f"{problem.name}: {problem.description}\n{problem.data_note}\n")
     print(result.summary())
@@ -192,7 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="infer a model's posterior and print the summary and the parameterisation")
     _add_model_arguments(run)
     _add_sampler_arguments(run)
-    run.add_argument("--method", default="auto", choices=["auto", "cp", "ncp", "vip", "ihmc"])
+    run.add_argument("--method", default="auto", choices=["auto", "cp", "ncp", "vip", "ihmc", "given"])
+    run.add_argument("--lam", type=float, default=None, help="lambda in [0, 1] for every element (method 'given')")
     run.add_argument("--kernel", default=None, choices=["hmc", "nuts"])
     run.set_defaults(func=cmd_run)
 

@@ -29,7 +29,7 @@ from autoreparam.vi.fits import fit_parameterisations
 from autoreparam.vi.protocol import FAST, VIConfig
 from autoreparam.vi.vip import run_vip
 
-METHODS = ("cp", "ncp", "vip", "ihmc", "auto")
+METHODS = ("cp", "ncp", "vip", "ihmc", "auto", "given")
 KERNELS = ("hmc", "nuts")
 # "auto" needs the VIP fit only as evidence next to pilot chains, so it uses a lighter protocol.
 
@@ -52,14 +52,28 @@ def _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_le
     return kernel
 
 
-def _variational_fits(method, coords, init, vi_config, form, seed):
+def given_parameterisation(plan, value) -> Parameterisation:
+    """``parameterisation=`` of ``method="given"``: a Parameterisation, a lambda in [0, 1] for every
+    element, or a mapping site -> lambda (scalar or array of the site's shape); 1 = centred."""
+    if value is None:
+        raise ArgumentError("method 'given' needs parameterisation=: a lambda in [0, 1], a mapping from site "
+                            "name to lambda, or an autoreparam.Parameterisation")
+    if isinstance(value, Parameterisation):
+        missing = sorted(set(plan.names) ^ set(value.names))
+        if missing:
+            raise ArgumentError(f"the parameterisation's sites {value.names} differ from the plan's {plan.names}")
+        return value
+    return Parameterisation.tied(plan, value)
+
+
+def _variational_fits(method, coords, init, vi_config, form, seed, given=None):
     """The fits a method needs, the fits to sample in, and why."""
     plan = coords.plan
     if method in ("vip", "auto"):
         vip = run_vip(coords, init, vi_config, form=form, discrete=False, seed=seed)
         return vip, vip.fits
-    targets = {"cp": Parameterisation.centred(plan), "ncp": Parameterisation.non_centred(plan)}
-    wanted = {"cp": ["cp"], "ncp": ["ncp"], "ihmc": ["cp", "ncp"]}[method]
+    targets = {"cp": Parameterisation.centred(plan), "ncp": Parameterisation.non_centred(plan), "given": given}
+    wanted = {"cp": ["cp"], "ncp": ["ncp"], "ihmc": ["cp", "ncp"], "given": ["given"]}[method]
     fits, _ = fit_parameterisations(coords, {k: targets[k] for k in wanted}, init, vi_config, seed=seed, label="VI")
     return fits, fits
 
@@ -72,7 +86,8 @@ def _spaces(method, fits, vi):
         # VIP includes its own check: a fit whose ELBO lost to a fixed one is a local optimum, so sample
         # in the recommended parameterisation (paper 000 Section 6.3) and say so.
         return [fits[vi.recommended]], f"VIP-HMC in {vi.recommended.upper()}: {vi.reason}"
-    return [fits[method]], {"cp": "centred, as written", "ncp": "every planned site non-centred"}[method]
+    reasons = {"cp": "centred, as written", "ncp": "every planned site non-centred", "given": "the parameterisation given"}
+    return [fits[method]], reasons[method]
 
 
 def infer(
@@ -91,6 +106,7 @@ def infer(
     step_size_rule: str = "window",
     oracle_metric: str = "pooled",
     target_accept: float | None = None,
+    parameterisation=None,
     vi_config: VIConfig | None = None,
     init_strategy: Callable | None = None,
     progress: bool = True,
@@ -98,8 +114,9 @@ def infer(
 ) -> InferenceResult:
     """Sample the posterior of the centred ``model(*model_args, **model_kwargs)`` in a better parameterisation.
 
-    ``method``: "cp", "ncp", "vip" (VIP-HMC, paper 000 Algorithm 2), "ihmc" (Algorithm 1) or "auto" (our
-    default: CP, NCP or VIP chosen by pilot chains, then NUTS). ``kernel``: "hmc" (fixed L, the paper's
+    ``method``: "cp", "ncp", "vip" (VIP-HMC, paper 000 Algorithm 2), "ihmc" (Algorithm 1), "auto" (our
+    default: CP, NCP or VIP chosen by pilot chains, then NUTS) or "given" (the partial centring
+    ``parameterisation``: a lambda for every element, a mapping site -> lambda, or a Parameterisation). ``kernel``: "hmc" (fixed L, the paper's
     set-up; L by oracle over ``leapfrog_grid`` unless given) or "nuts"; "auto" defaults to NUTS, the
     others to HMC. Samples and initial values are always in the original coordinates.
 
@@ -113,6 +130,8 @@ def infer(
     """
     model_args, model_kwargs = check_call(model, model_args, model_kwargs, seed)
     kernel = _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_leapfrog)
+    if parameterisation is not None and method != "given":
+        raise ArgumentError(f"parameterisation= is for method='given', not method={method!r}")
     leapfrog_grid = check_grid(leapfrog_grid)
     if target_accept is not None and not (isinstance(target_accept, (float, int)) and 0.0 < target_accept < 1.0):
         raise ArgumentError(f"target_accept must lie in (0, 1), got {target_accept!r}")
@@ -124,11 +143,12 @@ def infer(
     structure = analyse_model(model, *model_args, seed=seed, **model_kwargs)
     plan = select_sites(structure, sites)
     coords = Coordinates(model, model_args, model_kwargs, plan)
+    given = given_parameterisation(plan, parameterisation) if method == "given" else None
     init = initial_values(model, model_args, model_kwargs, structure.names, init_strategy, seed)
     if vi_config is None:
         vi_config = FAST if method == "auto" else VIConfig()
     vi_config = dataclasses.replace(vi_config, progress=progress)
-    vi, fits = _variational_fits(method, coords, init, vi_config, form, seed)
+    vi, fits = _variational_fits(method, coords, init, vi_config, form, seed, given)
     timing["variational"] = time.perf_counter() - start
 
     start = time.perf_counter()
