@@ -16,9 +16,11 @@ from typing import Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import numpyro
 from numpyro import handlers
 from numpyro.infer.initialization import init_to_median, init_to_uniform
+from numpyro.infer.util import log_density
 
 from autoreparam.errors import ModelError, SiteError
 from autoreparam.validation import model_failure, nonfinite_site
@@ -42,7 +44,9 @@ def initial_values(
         candidates += [(init_to_uniform, seed + 1 + k) for k in range(_FALLBACK_STARTS)]
     first_problem = None
     for strategy, strategy_seed in candidates:
-        values = _values(model, model_args, model_kwargs, names, strategy, strategy_seed)
+        values, total = _values(model, model_args, model_kwargs, names, strategy, strategy_seed)
+        if np.isfinite(total):
+            return values
         problem = nonfinite_site(model, model_args, model_kwargs, values)
         if problem is None:
             return values
@@ -54,17 +58,29 @@ def initial_values(
     raise SiteError(site, explanation + tried)
 
 
-def _values(model, model_args, model_kwargs, names, strategy, seed) -> dict[str, jax.Array]:
-    substituted = handlers.substitute(handlers.seed(model, rng_seed=seed), substitute_fn=strategy)
-    # block: invisible to any handler the caller has around us. Validation off: a bad init value must
-    # reach our check below (which names the site), not fail inside a distribution's constructor.
-    with handlers.block(), numpyro.validation_enabled(False):
-        try:
+def _values(model, model_args, model_kwargs, names, strategy, seed) -> tuple[dict[str, jax.Array], float]:
+    """The strategy's values and the model's log density there, in one compiled program.
+
+    Compiled rather than run op by op: the first eager run of a model compiles each primitive it
+    calls separately, which took seconds on radon; one program takes a fraction of that.
+    """
+
+    def values_and_density(key):
+        key, density_key = jax.random.split(key)
+        substituted = handlers.substitute(handlers.seed(model, rng_seed=key), substitute_fn=strategy)
+        # block: invisible to any handler the caller has around us. Validation off: a bad init value
+        # must reach our check below (which names the site), not fail in a distribution's constructor.
+        with handlers.block(), numpyro.validation_enabled(False):
             trace = handlers.trace(substituted).get_trace(*model_args, **model_kwargs)
-        except Exception as error:  # noqa: BLE001 - re-raised as an autoreparam error naming the model
-            raise model_failure(model, error) from error
-    values = {n: jnp.asarray(trace[n]["value"]) for n in names}
+        values = {n: jnp.asarray(trace[n]["value"]) for n in names}
+        # Seeded: a site the caller left unobserved (y=None) is sampled, not an error.
+        return values, log_density(handlers.seed(model, rng_seed=density_key), model_args, model_kwargs, values)[0]
+
+    try:
+        values, total = jax.jit(values_and_density)(jax.random.PRNGKey(seed))
+    except Exception as error:  # noqa: BLE001 - re-raised as an autoreparam error naming the model
+        raise model_failure(model, error) from error
     for n, val in values.items():
         if not bool(jnp.all(jnp.isfinite(val))):
             raise SiteError(n, "the init strategy gave non-finite initial values; give finite values in the support")
-    return values
+    return values, float(total)
