@@ -74,7 +74,8 @@ def test_phases_table_has_every_phase_column_and_the_ratio(tmp_path):
     assert header == ("| Workflow | compile s | variational fit s | warm-up s | pilots s | sampling s | gnn s | "
                       "unattributed s | total s | min bulk ESS | ESS / s | ESS/s ÷ NumPyro NUTS NCP | note |")
     assert "| ours: auto | 1 | 2 | — | 3 | 5 | 0.25 | -1.25 | 10 | 200 | 20 ± 0 | 2 ± 0.4 | chose auto -> vip |" in text
-    assert "| nutpie, centred (PyMC port) | 9 | — | 0.25 | — | 0.25 | — | 0 | 9.5 | 380 | 40 ± 0 | 4 ± 0.8 | numba backend |" in text
+    assert ("| nutpie, centred (PyMC port) | 9 | — | 0.25 | — | 0.25 | — | 0 | 9.5 | 380 | 40 ± 0 | 4 ± 0.8 | "
+            "numba backend |") in text
     assert "| NumPyro NUTS, non-centred | 2 | — | 2 | — | 2 | — | 0 | 6 | 60 | 10 ± 2 | 1 ± 0.28 |" in text
 
 

@@ -7,10 +7,14 @@ reparameterised: this is the user's centred model, as ``numpyro_nuts_cp`` is.
 
 Phases: ``compile`` is the PyMC model build plus nutpie's compilation (PyTensor graph -> numba);
 ``warmup`` and ``sampling`` split nutpie's one sampler call by its gradient evaluations (``n_steps``
-per draw, tuning and sampling), because nutpie 0.16 reports no per-draw times and runs tuning and
-sampling of different chains at the same time (four chains on two cores), so the two phases have no
-wall-clock boundary. The split assumes a gradient costs the same in both phases, which holds up to
+per draw, tuning and sampling), because nutpie 0.16 reports no per-draw times and runs more chains
+than cores (four on two), so one chain's tuning and another's sampling interleave and the phases
+have no wall-clock boundary. The split assumes a gradient costs the same in both phases, which holds up to
 nutpie's mass-matrix updates during tuning.
+
+Compilation is cheaper after the first in a process (numba and PyTensor warm up once: radon MN
+compiled in 8.5 s alone, 2.7 s after eight schools, on a loaded 2-core machine); a benchmark runs
+every model in one process, so each record says how many nutpie compilations preceded it.
 
 PyMC and nutpie are the optional ``peers`` extra (``make peers``): they are imported only when a cell
 runs, and ``missing_extra()`` says what to install when they are absent.
@@ -18,6 +22,7 @@ runs, and ``missing_extra()`` says what to install when they are absent.
 
 from __future__ import annotations
 
+import itertools
 import time
 from importlib import metadata
 
@@ -27,7 +32,12 @@ from autoreparam.benchmark import pymc_ports
 from autoreparam.mcmc.chains import ChainResult
 
 PEER = "nutpie_cp"
-BACKEND = "numba"  # nutpie's default; see BENCHMARKS.md for the jax backend's numbers
+# nutpie's default. Its jax backend (measured once each, loaded 2-core machine) compiled faster but
+# sampled about 10x slower per gradient through Python callbacks: German credit 77 s and 0.6 ESS/s
+# against numba's 78 s and 7.9; eight schools 18 s against 5.8 s; only radon MN's total was lower
+# (6.1 s against 9.0 s), because numba's compilation dominates such a short run.
+BACKEND = "numba"
+_COMPILATIONS = itertools.count()  # per process: the first compilation pays numba's start-up
 INSTALL_HINT = "install the optional peers extra: `make peers` (pip install -r requirements-peers.lock)"
 
 
@@ -61,6 +71,7 @@ def sample_nutpie(problem, *, chains: int, tune: int, draws: int, seed: int, bac
     start = time.perf_counter()
     compiled = nutpie.compile_pymc_model(pymc_ports.build(problem), backend=backend)
     compile_seconds = time.perf_counter() - start
+    compiled_before = next(_COMPILATIONS)
     start = time.perf_counter()
     trace = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, seed=seed, progress_bar=False)
     sampler_seconds = time.perf_counter() - start
@@ -91,6 +102,7 @@ def sample_nutpie(problem, *, chains: int, tune: int, draws: int, seed: int, bac
         "backend": backend,
         "cores": min(num_chains, _cpu_count()),
         "sampler_seconds": sampler_seconds,
+        "compiled_before_in_process": compiled_before,
         "phase_split": "warmup and sampling split the sampler call's wall time by gradient evaluations",
     }
     return chains_result, samples, info

@@ -122,7 +122,8 @@ def phases_table(rows: dict[str, PhaseRow]) -> str:
         return "No timed workflow on this model."
     phases = ordered_phases(rows.values())
     best = best_numpyro(rows)
-    versus = f"ESS/s ÷ NumPyro NUTS {best.workflow.removeprefix('numpyro_nuts_').upper()}" if best else "ESS/s ÷ best NumPyro NUTS"
+    which = best.workflow.removeprefix("numpyro_nuts_").upper() if best else "best"
+    versus = f"ESS/s ÷ {which} NumPyro NUTS" if not best else f"ESS/s ÷ NumPyro NUTS {which}"
     names = ["Workflow"] + [f"{PHASES.get(p, p)} s" for p in phases] + [
         f"{UNATTRIBUTED} s", "total s", "min bulk ESS", "ESS / s", versus, "note"]
     lines = ["| " + " | ".join(names) + " |", "|" + " --- |" * len(names)]

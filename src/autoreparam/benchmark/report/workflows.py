@@ -3,8 +3,9 @@
 Workflows: our ``ar.infer(method="auto")``, our NUTS in the parameterisation whose HMC did best,
 our VIP-HMC at its oracle L, NumPyro's peers (``numpyro_nuts_cp``, ``numpyro_nuts_ncp``,
 ``numpyro_vip``) and nutpie on the PyMC port of the centred model (``nutpie_cp``). Per second is
-the smallest bulk ESS (ArviZ) over all elements divided by every phase's seconds. Auto and the peers time themselves (``ess_bulk_per_second``). The harness does not,
-for NUTS-on-best and VIP-HMC, so their seconds are summed here: the seed's variational fits (all
+the smallest bulk ESS (ArviZ) over all elements divided by every phase's seconds. Auto and the
+peers time themselves (``ess_bulk_per_second``). The harness does not, for NUTS-on-best and
+VIP-HMC, so their seconds are summed here: the seed's variational fits (all
 of them: CP, NCP, VIP, discrete VIP) plus the cell's own phases; VIP-HMC also pays the compilation of
 the single-space HMC program, which the harness times only in the first cell that builds it. The
 grid search over L and over methods (the "oracle") is not counted for either.
