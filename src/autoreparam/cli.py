@@ -218,7 +218,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--grid", default=None, help="override the L grid, e.g. 1,2,4,8")
     bench.add_argument("--patience", type=int, default=None, help="stop the L grid after this many drops")
     bench.add_argument("--methods", default=None, help="HMC methods, e.g. cp,ncp,ihmc,vip,vip_discrete")
-    bench.add_argument("--peers", default=None, help="NumPyro peers, or 'none'")
+    bench.add_argument(
+        "--peers", default=None,
+        help="peers: numpyro_nuts_cp,numpyro_nuts_ncp,numpyro_vip,nutpie_cp (nutpie needs `make peers`), or 'none'",
+    )
     bench.add_argument(
         "--extras", default="nuts,vip_nuts,auto", help="NUTS on the best method, our VIP + NUTS, auto; or ''"
     )
