@@ -108,7 +108,7 @@ def sample_hmc(
     return chains, oracle
 
 
-def sample_nuts(coords: Coordinates, fit: VIFit, num_chains: int, config: NUTSConfig, seed: int):
+def sample_nuts(coords: Coordinates, fit: VIFit, num_chains: int, config: NUTSConfig, seed: int, progress=None):
     """NUTS from draws of q, with q's variances seeding the window adaptation's mass matrix."""
     sampler = NUTSSampler(coords, config)
-    return sampler.run(fit.parameterisation, fit.scale**2, draws_from_q(fit, num_chains, seed), seed)
+    return sampler.run(fit.parameterisation, fit.scale**2, draws_from_q(fit, num_chains, seed), seed, progress=progress)
