@@ -130,7 +130,8 @@ def infer(
 
     Safe defaults for fixed-L HMC: ``step_size_rule="window"`` (Stan's windowed adaptation of the step
     size and a diagonal mass matrix, seeded by q) and ``oracle_metric="pooled"`` (L scored by pooled
-    rank-normalised ESS; L at which the chains disagree is never chosen). ``step_size_rule="sign"``
+    rank-normalised ESS; an L at which the pilot chains disagree, R-hat above 1.05, is never
+    chosen). ``step_size_rule="sign"``
     with ``oracle_metric="paper"`` is the paper's protocol. A result whose R-hat, ESS or divergences
     make it untrustworthy says so in ``summary()`` and ``result.health``, and ``infer`` warns
     (``autoreparam.ConvergenceWarning``). ``target_accept``: the mean acceptance the step size is

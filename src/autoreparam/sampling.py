@@ -20,7 +20,7 @@ from autoreparam.errors import ArgumentError
 from autoreparam.mcmc.config import HMCConfig, NUTSConfig
 from autoreparam.mcmc.hmc import CycleSampler
 from autoreparam.mcmc.nuts import NUTSSampler
-from autoreparam.mcmc.oracle import oracle_over_families
+from autoreparam.mcmc.oracle import PILOT_MAX_R_HAT, oracle_over_families
 from autoreparam.vi.fits import VIFit
 
 ORACLE_METRICS = ("pooled", "paper")
@@ -101,6 +101,7 @@ def sample_hmc(
             efficiency_score(coords, metric),
             leapfrog_families(grid, len(params)),
             patience=patience,
+            max_r_hat=PILOT_MAX_R_HAT,
             metric=metric,
         )
         num_leapfrog = oracle.best_leapfrog
