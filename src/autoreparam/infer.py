@@ -123,16 +123,17 @@ def infer(
     """Sample the posterior of the centred ``model(*model_args, **model_kwargs)`` in a better parameterisation.
 
     ``method``: "cp", "ncp", "vip" (VIP-HMC, paper 000 Algorithm 2), "ihmc" (Algorithm 1), "auto" (our
-    default: CP, NCP or VIP chosen by pilot chains, then NUTS) or "given" (the partial centring
-    ``parameterisation``: a lambda for every element, a mapping site -> lambda, or a Parameterisation). ``kernel``: "hmc" (fixed L, the paper's
-    set-up; L by oracle over ``leapfrog_grid`` unless given) or "nuts"; "auto" defaults to NUTS, the
-    others to HMC. Samples and initial values are always in the original coordinates.
+    default: NUTS in the partial centring of the Section 3 rule, learnt during warm-up and checked
+    by pilot draws; docs/auto.md) or "given" (the partial centring ``parameterisation``: a lambda
+    for every element, a mapping site -> lambda, or a Parameterisation). ``kernel``: "hmc" (fixed
+    L, the paper's set-up; L by oracle over ``leapfrog_grid`` unless given) or "nuts"; "auto"
+    defaults to NUTS, the others to HMC. Samples and initial values are always in the original
+    coordinates.
 
     Safe defaults for fixed-L HMC: ``step_size_rule="window"`` (Stan's windowed adaptation of the step
     size and a diagonal mass matrix, seeded by q) and ``oracle_metric="pooled"`` (L scored by pooled
     rank-normalised ESS; an L at which the pilot chains disagree, R-hat above 1.05, is never
-    chosen). ``step_size_rule="sign"``
-    with ``oracle_metric="paper"`` is the paper's protocol. A result whose R-hat, ESS or divergences
+    chosen). ``step_size_rule="sign"`` with ``oracle_metric="paper"`` is the paper's protocol. A result whose R-hat, ESS or divergences
     make it untrustworthy says so in ``summary()`` and ``result.health``, and ``infer`` warns
     (``autoreparam.ConvergenceWarning``). ``target_accept``: the mean acceptance the step size is
     adapted to (NUTS and windowed HMC: 0.8 by default; raise it, e.g. to 0.95, against divergences).
