@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autoreparam.auto.pilot import RETRY_TARGET_ACCEPT, PilotScore, score
+from autoreparam.auto.pilot import RETRY_TARGET_ACCEPTS, PilotScore, score
 from autoreparam.auto.rule_lambda import RuleLambda
 from autoreparam.coordinates import Coordinates
 from autoreparam.mcmc.chains import ChainResult
@@ -38,7 +38,7 @@ E_MAX = 3.0
 # Transitions of re-adaptation after moving chains to another parameterisation (a short Stan schedule:
 # fast, one slow window for the mass matrix, fast) and of step-size-only re-adaptation.
 READAPT = 150
-RETARGET = 100
+RETARGET = 200
 # The rule is re-evaluated when at least this many warm-up draws precede the last slow window.
 MIN_RULE_DRAWS = 50
 SAME_LAMBDA = 0.02
@@ -146,13 +146,16 @@ def run_auto(coords: Coordinates, free_init: dict, init_values: dict, num_chains
     label = "rule" if plan.sites else "cp"
     pilot_draws = pilot_length(config.num_samples, run.sampler.segment_length)
     chains, pilot, best = _pilot(run, label, param, chains, pilot_draws, surplus)
-    scores = [best]
-    if best.diverges:
+    scores, target = [best], None
+    for retry in RETRY_TARGET_ACCEPTS:
+        if not best.diverges:
+            break
         run.notes.append(f"{100 * best.divergent_share:.1f}% of the pilot's transitions diverged: the step size "
-                         f"adapted again towards acceptance {RETRY_TARGET_ACCEPT}")
+                         f"adapted again towards acceptance {retry}")
+        target = retry
         chains = run.sampler.restart_adaptation(chains)
-        chains, _, _ = run.segments("pilots", param, chains, _retarget_codes(RETARGET), target=RETRY_TARGET_ACCEPT)
-        chains, pilot, best = _pilot(run, label, param, chains, pilot_draws, None, target=RETRY_TARGET_ACCEPT)
+        chains, _, _ = run.segments("pilots", param, chains, _retarget_codes(RETARGET), target=target)
+        chains, pilot, best = _pilot(run, label, param, chains, pilot_draws, None, target=target)
         scores.append(best)
     winner = (label, param, chains, pilot, best)
     if plan.sites and not best.mixes:
@@ -168,7 +171,7 @@ def run_auto(coords: Coordinates, free_init: dict, init_values: dict, num_chains
                     winner = trial
     label, param, chains, pilot, best = winner
     remaining = max(0, config.num_samples - pilot.draws.shape[1])
-    chains, rest, _ = run.segments("sampling", param, chains, sample_codes(remaining))
+    chains, rest, _ = run.segments("sampling", param, chains, sample_codes(remaining), target=target)
     draws = join([pilot, rest], config.num_samples)
     seconds = {"compile": run.timing["compile"], "warmup": run.timing["warmup"], "sampling": run.timing["sampling"]}
     result = chain_result(warm, draws, chains, seconds)

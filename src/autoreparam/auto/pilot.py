@@ -8,8 +8,8 @@ health says whether the parameterisation, or only the step size, needs another l
   1.01) or fewer than ``MIN_ESS_PER_TRANSITION`` effective draws per transition: the geometry is
   poor in this parameterisation, try the others;
 - divergences in at least ``MAX_DIVERGENT_SHARE`` of transitions: the step is too long for the
-  curvature somewhere; adapt again towards a higher acceptance (``RETRY_TARGET_ACCEPT``), as Stan's
-  advice goes.
+  curvature somewhere; adapt again towards a higher acceptance (``RETRY_TARGET_ACCEPTS`` in turn),
+  as Stan's advice goes.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from autoreparam.mcmc.segments import SegmentDraws
 PILOT_MAX_R_HAT = 1.05
 MIN_ESS_PER_TRANSITION = 0.05
 MAX_DIVERGENT_SHARE = 0.005
-RETRY_TARGET_ACCEPT = 0.95
+RETRY_TARGET_ACCEPTS = (0.95, 0.99)  # tried in turn while the pilot still diverges
 
 
 @dataclass(frozen=True)
