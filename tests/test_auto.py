@@ -69,3 +69,10 @@ def test_the_bound_abandons_only_candidates_that_cannot_win():
     assert 1000.0 * E_MAX / 100.0 < best.ess_per_1000_grads
     assert 1000.0 * E_MAX / 50.0 > best.ess_per_1000_grads  # at 50 it could still win
     assert pilot_length(1000, 50) == 100 and pilot_length(100, 50) == 50
+
+
+def test_a_run_shorter_than_one_pilot_returns_every_draw_asked_for():
+    # The pilot (one segment, 50 transitions) already holds all 20 draws: the sampling phase is empty.
+    result = _auto(eight_schools, SIGMA, y=Y, num_chains=2, num_warmup=20, num_samples=20)
+    assert result.samples["theta"].shape == (2, 20, 8)
+    assert result.timing["sampling"] == 0.0

@@ -27,7 +27,7 @@ from autoreparam.auto.rule_lambda import RuleLambda
 from autoreparam.coordinates import Coordinates
 from autoreparam.mcmc.chains import ChainResult
 from autoreparam.mcmc.config import NUTSConfig
-from autoreparam.mcmc.nuts import chain_result, join, segment_length
+from autoreparam.mcmc.nuts import chain_result, join, no_draws, segment_length
 from autoreparam.mcmc.segments import FAST, FINAL, SegmentDraws, SegmentSampler, sample_codes, warmup_codes
 from autoreparam.reparam.parameterisation import Parameterisation
 
@@ -99,6 +99,8 @@ class _Run:
             parts.append(draws)
             if stop is not None and (reason := stop(join(parts))) is not None:
                 break
+        if not parts:  # nothing left to run in this phase (e.g. the pilot already gave every draw)
+            parts.append(no_draws(int(np.shape(chains.positions)[0]), self.coords.original_dim))
         return chains, join(parts), reason
 
     def lambda_at(self, flat_points) -> Parameterisation:

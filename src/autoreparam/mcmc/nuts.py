@@ -44,6 +44,12 @@ def chain_result(warm: SegmentDraws, draws: SegmentDraws, chains: Chains, second
     )
 
 
+def no_draws(num_chains: int, original_dim: int) -> SegmentDraws:
+    """Zero transitions' worth of draws (a phase with nothing left to run), ready to ``join``."""
+    return SegmentDraws(np.zeros((num_chains, 0, original_dim), np.float32), np.zeros((num_chains, 0), np.int32),
+                        np.zeros((num_chains, 0), np.float32), np.zeros((num_chains, 0), bool))
+
+
 def join(parts: list[SegmentDraws], keep: int | None = None) -> SegmentDraws:
     """Concatenate segments' draws along the draw axis, keeping the first ``keep``."""
     joined = SegmentDraws(*(np.concatenate(arrays, axis=1) for arrays in zip(*parts)))
