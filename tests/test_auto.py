@@ -1,5 +1,7 @@
 """method="auto": NUTS in the Section 3 rule's partial centring learnt at warm-up draws, with evidence."""
 
+import dataclasses
+
 import jax.numpy as jnp
 import numpy as np
 import numpyro
@@ -76,3 +78,23 @@ def test_a_run_shorter_than_one_pilot_returns_every_draw_asked_for():
     result = _auto(eight_schools, SIGMA, y=Y, num_chains=2, num_warmup=20, num_samples=20)
     assert result.samples["theta"].shape == (2, 20, 8)
     assert result.timing["sampling"] == 0.0
+
+
+def test_divergences_that_survive_a_higher_acceptance_make_auto_try_cp_and_ncp(monkeypatch):
+    from autoreparam.auto import pilot, rule_lambda
+    from autoreparam.reparam.parameterisation import Parameterisation
+
+    # Centred eight schools diverges in the funnel's neck; pretend every pilot of it diverges so that
+    # retargeting cannot help, and check that NCP is tried and, healthy, preferred.
+    monkeypatch.setattr(rule_lambda.RuleLambda, "lambda_at",
+                        lambda self, points: Parameterisation.centred(self.coords.plan))
+    real_score = pilot.score
+
+    def score(label, *args):
+        scored = real_score(label, *args)
+        return dataclasses.replace(scored, divergent_share=0.05) if label == "rule" else scored
+
+    monkeypatch.setattr("autoreparam.auto.score", score)
+    result = _auto(eight_schools, SIGMA, y=Y, num_warmup=300, num_samples=400)
+    assert "acceptance 0.99" in result.decision and "CP and NCP tried too" in result.decision
+    assert result.method == "auto -> ncp"
