@@ -17,6 +17,8 @@ from autoreparam.auto import run_auto
 from autoreparam.coordinates import Coordinates
 from autoreparam.errors import ArgumentError, ConvergenceWarning
 from autoreparam.initial import initial_values
+from autoreparam.meta.predict import predict as meta_predict
+from autoreparam.meta.start import start_without_fit
 from autoreparam.mcmc.config import PAPER_L_GRID, HMCConfig, NUTSConfig
 from autoreparam.mcmc.oracle import check_grid
 from autoreparam.reparam.parameterisation import Parameterisation
@@ -29,7 +31,7 @@ from autoreparam.vi.fits import fit_parameterisations
 from autoreparam.vi.protocol import FAST, VIConfig
 from autoreparam.vi.vip import run_vip
 
-METHODS = ("cp", "ncp", "vip", "ihmc", "auto", "given")
+METHODS = ("cp", "ncp", "vip", "ihmc", "auto", "given", "meta")
 KERNELS = ("hmc", "nuts")
 # "auto" needs the VIP fit only as evidence next to pilot chains, so it uses a lighter protocol.
 
@@ -37,7 +39,7 @@ KERNELS = ("hmc", "nuts")
 def _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_leapfrog) -> str:
     if method not in METHODS:
         raise ArgumentError(f"unknown method '{method}'; choose one of {', '.join(METHODS)}")
-    kernel = ("nuts" if method == "auto" else "hmc") if kernel is None else kernel
+    kernel = ("nuts" if method in ("auto", "meta") else "hmc") if kernel is None else kernel
     if kernel not in KERNELS:
         raise ArgumentError(f"unknown kernel '{kernel}'; choose one of {', '.join(KERNELS)}")
     if method == "ihmc" and kernel != "hmc":
@@ -66,11 +68,11 @@ def given_parameterisation(plan, value) -> Parameterisation:
     return Parameterisation.tied(plan, value)
 
 
-def _variational_fits(method, coords, init, vi_config, form, seed, given=None):
+def _variational_fits(method, coords, init, vi_config, form, seed, given=None, starts=None):
     """The fits a method needs, the fits to sample in, and why."""
     plan = coords.plan
     if method in ("vip", "auto"):
-        vip = run_vip(coords, init, vi_config, form=form, discrete=False, seed=seed)
+        vip = run_vip(coords, init, vi_config, form=form, discrete=False, seed=seed, starts=starts)
         return vip, vip.fits
     targets = {"cp": Parameterisation.centred(plan), "ncp": Parameterisation.non_centred(plan), "given": given}
     wanted = {"cp": ["cp"], "ncp": ["ncp"], "ihmc": ["cp", "ncp"], "given": ["given"]}[method]
@@ -86,8 +88,16 @@ def _spaces(method, fits, vi):
         # VIP includes its own check: a fit whose ELBO lost to a fixed one is a local optimum, so sample
         # in the recommended parameterisation (paper 000 Section 6.3) and say so.
         return [fits[vi.recommended]], f"VIP-HMC in {vi.recommended.upper()}: {vi.reason}"
-    reasons = {"cp": "centred, as written", "ncp": "every planned site non-centred", "given": "the parameterisation given"}
+    reasons = {"cp": "centred, as written", "ncp": "every planned site non-centred", "given": "the parameterisation given",
+               "meta": "the meta-learned network's predicted centring (paper 003)"}
     return [fits[method]], reasons[method]
+
+
+def _meta_prediction(model, model_args, model_kwargs, plan, seed):
+    """The meta-learned centring of the plan's sites (timed: graph, network)."""
+    prediction = meta_predict(model, *model_args, seed=seed, **model_kwargs)
+    prediction.parameterisation(plan)  # a site the network cannot give is reported here, by name
+    return prediction
 
 
 def infer(
@@ -107,6 +117,7 @@ def infer(
     oracle_metric: str = "pooled",
     target_accept: float | None = None,
     parameterisation=None,
+    init: str | None = None,
     vi_config: VIConfig | None = None,
     init_strategy: Callable | None = None,
     progress: bool = True,
@@ -127,11 +138,20 @@ def infer(
     make it untrustworthy says so in ``summary()`` and ``result.health``, and ``infer`` warns
     (``autoreparam.ConvergenceWarning``). ``target_accept``: the mean acceptance the step size is
     adapted to (NUTS and windowed HMC: 0.8 by default; raise it, e.g. to 0.95, against divergences).
+
+    ``method="meta"``: sample in the centring the meta-learned network predicts
+    (`autoreparam.meta.predict`, paper 003), with no per-model optimisation; NUTS by default. Its
+    sampler starts from the model's initial values with a unit metric and lets the window adaptation
+    tune it, so no variational fit runs unless ``vi_config`` is given or a fixed-L HMC step-size rule
+    other than "window" needs q's scales (then the light ``FAST`` preset). ``init="meta"`` with
+    ``method="vip"`` starts VIP from that prediction instead of ``vi_config.vip_starts``.
     """
     model_args, model_kwargs = check_call(model, model_args, model_kwargs, seed)
     kernel = _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_leapfrog)
     if parameterisation is not None and method != "given":
         raise ArgumentError(f"parameterisation= is for method='given', not method={method!r}")
+    if init not in (None, "meta") or (init == "meta" and method != "vip"):
+        raise ArgumentError(f"init= is None or 'meta' (with method='vip'), got init={init!r} with method={method!r}")
     leapfrog_grid = check_grid(leapfrog_grid)
     if target_accept is not None and not (isinstance(target_accept, (float, int)) and 0.0 < target_accept < 1.0):
         raise ArgumentError(f"target_accept must lie in (0, 1), got {target_accept!r}")
@@ -144,11 +164,23 @@ def infer(
     plan = select_sites(structure, sites)
     coords = Coordinates(model, model_args, model_kwargs, plan)
     given = given_parameterisation(plan, parameterisation) if method == "given" else None
-    init = initial_values(model, model_args, model_kwargs, structure.names, init_strategy, seed)
-    if vi_config is None:
-        vi_config = FAST if method == "auto" else VIConfig()
-    vi_config = dataclasses.replace(vi_config, progress=progress)
-    vi, fits = _variational_fits(method, coords, init, vi_config, form, seed, given)
+    start_values = initial_values(model, model_args, model_kwargs, structure.names, init_strategy, seed)
+    meta = _meta_prediction(model, model_args, model_kwargs, plan, seed) if "meta" in (method, init) else None
+    fit_method, starts = method, None
+    if method == "meta":  # the "given" path, in the predicted centring
+        fit_method, given = "given", meta.parameterisation(plan)
+        timing["prediction"] = meta.seconds["total"]
+    if init == "meta":
+        starts = (meta.parameterisation(plan),)
+    if method == "meta" and vi_config is None and (kernel == "nuts" or step_size_rule == "window"):
+        vi, fits = None, {"meta": start_without_fit(coords, given, start_values)}
+    else:
+        if vi_config is None:
+            vi_config = FAST if method in ("auto", "meta") else VIConfig()
+        vi_config = dataclasses.replace(vi_config, progress=progress)
+        vi, fits = _variational_fits(fit_method, coords, start_values, vi_config, form, seed, given, starts)
+        if method == "meta":
+            fits = {"meta": dataclasses.replace(fits["given"], label="meta")}
     timing["variational"] = time.perf_counter() - start
 
     start = time.perf_counter()
