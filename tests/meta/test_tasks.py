@@ -20,8 +20,8 @@ def test_serial_tasks_write_skip_and_record_failures(tmp_path):
     summaries = run_tasks(_square, tasks, serial=True, progress=False)
     assert [s.get("square") for s in summaries] == [1, 4, None]
     assert "negative" in json.loads((tmp_path / "-1.json").read_text())["error"]
-    assert pending(tasks) == []
-    assert run_tasks(_square, tasks, serial=True, progress=False) == []  # a rerun resumes: nothing left
+    assert pending(tasks) == [tasks[2]]  # a rerun retries the failure and skips the rest
+    assert [s["out"] for s in run_tasks(_square, tasks, serial=True, progress=False)] == [str(tmp_path / "-1.json")]
 
 
 def test_json_is_written_atomically_without_nan(tmp_path):

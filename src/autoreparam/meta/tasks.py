@@ -2,7 +2,8 @@
 
 Each task is a plain function of keyword arguments that writes its own result file ``out``; a
 task whose ``out`` exists is skipped, so a rerun resumes, and a result is on disk as soon as its
-task finishes, whatever happens to the driver. ``address`` joins an existing cluster (``ray start
+task finishes, whatever happens to the driver. A task that failed writes ``{"error": ...}`` to its
+``out``, which a rerun tries again. ``address`` joins an existing cluster (``ray start
 --head`` on one machine, ``ray start --address ...`` on the others); without it Ray starts a local
 cluster of ``num_cpus`` workers. ``serial=True`` runs in this process without Ray (tests, debugging).
 
@@ -13,6 +14,7 @@ GPU machine.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -48,8 +50,15 @@ def _guarded(function: Callable, out: Path, kwargs: dict) -> dict:
 
 
 def pending(tasks: Sequence[Task]) -> list[Task]:
-    """The tasks whose result file does not exist yet."""
-    return [t for t in tasks if not Path(t.out).exists()]
+    """The tasks whose result file does not exist yet, or records a failure (retried on a rerun)."""
+    return [t for t in tasks if not Path(t.out).exists() or _failed(Path(t.out))]
+
+
+def _failed(path: Path) -> bool:
+    try:
+        return "error" in json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return True
 
 
 def run_tasks(
