@@ -36,20 +36,26 @@ class Item:
 
 
 def _targets(label: dict, graph: ModelGraph) -> np.ndarray:
+    """VIP's lambda per element row, or the closed-form optimum where the program records one
+    (``params["optimal_lambda"]``, `synthetic.py`); NaN for elements no site plan rewrites."""
     target = np.full(graph.num_elements, np.nan, dtype=np.float32)
-    for name, values in label.get("vip_lambda", {}).items():
+    optimum = label.get("params", {}).get("optimal_lambda")
+    for name in label.get("sites", {}):
         rows = graph.element_rows(name)
         rows = rows[np.argsort(graph.element_index[rows], kind="stable")]
-        target[rows] = np.asarray(values, dtype=np.float32).ravel()
+        if optimum is not None:
+            target[rows] = optimum
+        elif name in label.get("vip_lambda", {}):
+            target[rows] = np.asarray(label["vip_lambda"][name], dtype=np.float32).ravel()
     return target
 
 
 def load_items(labels_folder: str | Path, split: str = "train", limit: int | None = None) -> list[Item]:
-    """Items of every successful label of ``split`` (VIP's fit finite), in id order."""
+    """Items of every successful label of ``split`` (VIP's fit finite, or a closed-form optimum), in id order."""
     items = []
     for label in read_labels(labels_folder, split)[:limit]:
-        vip = label["fits"].get("vip", {})
-        if vip.get("elbo") is None:
+        closed_form = label.get("params", {}).get("optimal_lambda") is not None
+        if label["fits"].get("vip", {}).get("elbo") is None and not closed_form:
             continue
         graph = ModelGraph.from_json(Path(label["graph_path"]).read_text(encoding="utf-8"))
         items.append(Item(label, graph, _targets(label, graph)))

@@ -46,13 +46,19 @@ def corpus_records(corpus: str | Path, split: str) -> list[dict]:
     return records
 
 
-def label_program(*, out, program: str, data: str, record: dict, config: dict) -> dict:
-    """Compile ``program`` with ``data``, build its graph, fit CP, NCP and VIP; write ``out``."""
+def label_program(*, out, program: str, data: str, record: dict, config: dict | None) -> dict:
+    """Compile ``program`` with ``data``, build its graph, fit CP, NCP and VIP; write ``out``.
+
+    ``config=None`` writes the graph and the site plan only (programs that know their optimum in
+    closed form, `synthetic.py`, need no fits for the warm start).
+    """
     from autoreparam.graph import model_graph
     from autoreparam.lang import compile_program
     from autoreparam.vi.vip import fit_vip
 
     out = Path(out)
+    if config is None:
+        return _graph_only(out, program, data, record)
     vi_config = VIConfig(**{**config, "learning_rates": tuple(config["learning_rates"]),
                             "decay_fractions": tuple(config["decay_fractions"]),
                             "decay_factors": tuple(config["decay_factors"]),
@@ -83,15 +89,35 @@ def label_program(*, out, program: str, data: str, record: dict, config: dict) -
     return {"elbo_gap": _gap(fits)}
 
 
+def _graph_only(out: Path, program: str, data: str, record: dict) -> dict:
+    from autoreparam.graph import model_graph
+    from autoreparam.lang import compile_program
+    from autoreparam.reparam.selection import select_sites
+    from autoreparam.reparam.sites import analyse_model
+
+    model, args, kwargs = compile_program(program, data)
+    start = time.perf_counter()
+    graph = model_graph(model, *args, **kwargs)
+    seconds = time.perf_counter() - start
+    write_text(out.with_suffix(".graph.json"), graph.to_json())
+    plan = select_sites(analyse_model(model, *args, **kwargs), "default")
+    write_json(out, {"format": FORMAT, "id": record["id"], "family": record["family"], "split": record["split"],
+                     "program": program, "data": data, "params": record.get("params", {}),
+                     "sites": {s.name: list(s.shape) for s in plan.sites}, "num_elements": int(graph.num_elements),
+                     "num_nodes": int(graph.num_nodes), "fits": {}, "vip_lambda": {},
+                     "seconds": {"graph": seconds}})
+    return {}
+
+
 def _gap(fits: dict) -> float | None:
     values = [fits[k]["elbo"] for k in ("cp", "ncp")]
     return None if any(v is None or not np.isfinite(v) for v in values) else abs(values[0] - values[1])
 
 
 def label_tasks(corpus: str | Path, out: str | Path, splits=("train",), limit: int | None = None,
-                config: VIConfig = LABEL_CONFIG) -> list[Task]:
+                config: VIConfig | None = LABEL_CONFIG) -> list[Task]:
     """One task per program of ``splits`` (the first ``limit`` of each split when given)."""
-    plain = dataclasses.asdict(dataclasses.replace(config, progress=False))
+    plain = None if config is None else dataclasses.asdict(dataclasses.replace(config, progress=False))
     tasks = []
     for split in splits:
         records = corpus_records(corpus, split)[:limit]
@@ -104,9 +130,9 @@ def label_tasks(corpus: str | Path, out: str | Path, splits=("train",), limit: i
 
 
 def make_labels(corpus, out, *, splits=("train",), limit=None, address=None, num_cpus=None, serial=False,
-                progress=True) -> list[dict]:
+                progress=True, graphs_only=False) -> list[dict]:
     """Label every program of ``splits`` that has no label file yet (resumable)."""
-    tasks = label_tasks(corpus, out, splits, limit)
+    tasks = label_tasks(corpus, out, splits, limit, None if graphs_only else LABEL_CONFIG)
     return run_tasks(label_program, tasks, address=address, num_cpus=num_cpus, serial=serial,
                      label="labels", progress=progress)
 

@@ -54,7 +54,7 @@ def normalisation(label: dict | None) -> tuple[float, float]:
     """
     if not label:
         return 0.0, 1.0
-    values = [label["fits"][k]["elbo"] for k in ("cp", "ncp")]
+    values = [label.get("fits", {}).get(k, {}).get("elbo") for k in ("cp", "ncp")]
     values = [v for v in values if v is not None and np.isfinite(v)]
     if not values:
         return 0.0, 1.0
