@@ -21,12 +21,15 @@ def predicted(plan: ReparamPlan, graph: ModelGraph, networks: dict, prototype) -
     return out
 
 
-def targets(plan: ReparamPlan, predictions: dict, vip_starts) -> dict:
-    """What `fit_parameterisations` fits: the fixed centrings, VIP, and VIP started from the prediction."""
+def targets(plan: ReparamPlan, predictions: dict, vip_starts, learned: bool = True) -> dict:
+    """What `fit_parameterisations` fits: the fixed centrings, and (``learned``) VIP and VIP started
+    from the prediction."""
     out = {"cp": Parameterisation.centred(plan), "ncp": Parameterisation.non_centred(plan),
-           "half": Parameterisation.tied(plan, 0.5), **predictions, "vip": Learned(tuple(vip_starts))}
-    if "meta" in predictions:
-        out["meta_vip"] = Learned((predictions["meta"],))
+           "half": Parameterisation.tied(plan, 0.5), **predictions}
+    if learned:
+        out["vip"] = Learned(tuple(vip_starts))
+        if "meta" in predictions:
+            out["meta_vip"] = Learned((predictions["meta"],))
     return out
 
 

@@ -36,6 +36,7 @@ class Results:
     held_out: list
     zoo: list
     timing: list
+    seeds: dict  # group ("funnel", "held_out", "zoo") -> rows of the ELBO-only tasks of other networks
 
     @classmethod
     def load(cls, root) -> "Results":
@@ -48,12 +49,17 @@ class Results:
         protocol = json.loads((root / "protocol.json").read_text()) if (root / "protocol.json").exists() else {}
         zoo = sorted(_read(root / "zoo"), key=lambda r: ZOO.index(r["name"]) if r["name"] in ZOO else 99)
         timing = sorted(_read(root / "timing"), key=lambda r: ZOO.index(r["name"]) if r["name"] in ZOO else 99)
+        seeds = {g: _read(root / "seeds" / g) for g in ("funnel", "held_out", "zoo")}
         return cls(root, protocol, rows("section3.json"), rows("robustness.json"), _read(root / "funnel"),
-                   _read(root / "held_out"), zoo, timing)
+                   _read(root / "held_out"), zoo, timing, seeds)
 
     @property
     def networks(self) -> list[str]:
         return list(self.protocol.get("networks", {"meta": None}))
+
+    @property
+    def other_networks(self) -> list[str]:
+        return list(self.protocol.get("other_networks", {}))
 
 
 def ess(row: dict, method: str) -> float:

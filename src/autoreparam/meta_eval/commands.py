@@ -23,7 +23,7 @@ def cmd_labels(args) -> int:
 
     summaries = make_labels(args.corpus, args.out, splits=_splits(args.splits), limit=args.limit,
                             address=args.address, num_cpus=args.num_cpus, serial=args.serial,
-                            progress=not args.quiet)
+                            progress=not args.quiet, graphs_only=args.graphs_only)
     failed = [s for s in summaries if "error" in s]
     print(f"labelled {len(summaries) - len(failed)} programs now ({len(failed)} failed) in {args.out}")
     return 0
@@ -39,6 +39,13 @@ def cmd_train(args) -> int:
     cards = train(args.corpus, labels, args.out, TrainConfig(**overrides), seeds=seeds,
                   progress=not args.quiet, limit=args.limit)
     print("\n".join(str(c) for c in cards))
+    return 0
+
+
+def cmd_synthetic(args) -> int:
+    from autoreparam.meta.synthetic import write_synthetic
+
+    print(write_synthetic(args.out, args.n, args.seed))
     return 0
 
 
@@ -65,6 +72,11 @@ def cmd_report(args) -> int:
     from autoreparam.meta_eval.report import write_report
 
     print(write_report(args.results, args.out, runs=tuple(r for r in (args.runs or "").split(",") if r)))
+    if args.card:
+        from autoreparam.meta.predict import shipped_stem
+        from autoreparam.meta_eval.card import write_model_card
+
+        print(write_model_card(shipped_stem(), args.results, shipped_stem().parent / "MODEL_CARD.md"))
     return 0
 
 
@@ -77,6 +89,8 @@ def add_meta_commands(sub) -> None:
     labels.add_argument("--out", required=True, help="labels folder (resumable)")
     labels.add_argument("--splits", default="train", help="comma-separated splits, e.g. train,interpolation")
     labels.add_argument("--limit", type=int, default=None, help="the first N programs of each split")
+    labels.add_argument("--graphs-only", action="store_true",
+                        help="graphs and site plans only, no fits (programs with a closed-form optimum)")
     _add_cluster_arguments(labels)
     labels.set_defaults(func=cmd_labels)
 
@@ -92,6 +106,12 @@ def add_meta_commands(sub) -> None:
     train.add_argument("--limit", type=int, default=None, help="train on the first N labelled programs")
     train.add_argument("--quiet", action="store_true")
     train.set_defaults(func=cmd_train)
+
+    synthetic = commands.add_parser("synthetic", help="known-scale Gaussian hierarchies with closed-form optimum")
+    synthetic.add_argument("--out", required=True)
+    synthetic.add_argument("--n", type=int, default=200)
+    synthetic.add_argument("--seed", type=int, default=1)
+    synthetic.set_defaults(func=cmd_synthetic)
 
     proto = commands.add_parser("prototype", help="train paper 003's prototype network (the baseline) on funnels")
     proto.add_argument("--out", required=True, help="weights stem, e.g. src/autoreparam/meta/weights/prototype")
@@ -114,6 +134,7 @@ def add_meta_commands(sub) -> None:
     report.add_argument("--results", required=True)
     report.add_argument("--out", default=".", help="folder for META.md (figures go to OUT/figures/meta)")
     report.add_argument("--runs", default=None, help="comma-separated training run folders (seeds)")
+    report.add_argument("--card", action="store_true", help="also write meta/weights/MODEL_CARD.md")
     report.set_defaults(func=cmd_report)
 
 

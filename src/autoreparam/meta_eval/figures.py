@@ -58,8 +58,9 @@ def section3_figure(results: Results, path: Path) -> Path | None:
         for label, style in (("meta", "o-"), ("prototype", "s--")):
             if label in rows[0]:
                 ax.plot(q, [r[label] for r in rows], style, label=label)
-        for label in results.networks[1:]:
-            ax.plot(q, [r[label] for r in rows], ":", alpha=0.6, label=label)
+        for label in results.other_networks:
+            if label in rows[0]:
+                ax.plot(q, [r[label] for r in rows], ":", alpha=0.6, label=label)
         ax.set_xscale("log"), ax.set_xlabel("q = N / sigma^2"), ax.set_title(f"sigma_mu = {sigma_mu:g}")
     axes[0].set_ylabel("lambda of mu"), axes[0].legend(fontsize=7)
     fig.savefig(path, dpi=110)

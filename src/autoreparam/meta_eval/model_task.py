@@ -66,7 +66,10 @@ def _nuts_runs(coords, fits, init, methods, nuts: dict) -> dict:
 
 def evaluate_model(*, out, spec: dict, vi_config: dict, nuts: dict | None, networks: dict, prototype: str | None,
                    ess_methods: list) -> dict:
-    """Fit every centring of the model ``spec``, run NUTS in ``ess_methods``'; write ``out``."""
+    """Fit every centring of the model ``spec``, run NUTS in ``ess_methods``; write ``out``.
+
+    ``nuts=None``: fixed centrings only, no VIP and no NUTS (the ELBO comparison of other networks).
+    """
     from autoreparam.coordinates import Coordinates
     from autoreparam.graph import model_graph
     from autoreparam.initial import initial_values
@@ -89,8 +92,8 @@ def evaluate_model(*, out, spec: dict, vi_config: dict, nuts: dict | None, netwo
     predictions = predicted(plan, graph, _networks(networks), proto)
     config = _vi_config(vi_config)
     start = time.perf_counter()
-    fits, fit_timing = fit_parameterisations(coords, targets(plan, predictions, config.vip_starts), init, config,
-                                             seed=0, label="eval")
+    fits, fit_timing = fit_parameterisations(coords, targets(plan, predictions, config.vip_starts, nuts is not None),
+                                             init, config, seed=0, label="eval")
     fit_seconds = time.perf_counter() - start
     payload = {
         "format": FORMAT, "name": spec_name(spec), "spec": spec,

@@ -8,6 +8,7 @@ zoo model); ``protocol.json`` records what ran. Rerunning skips every finished f
 from __future__ import annotations
 
 import dataclasses
+import json
 import platform
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from autoreparam.meta_eval.protocol import (EVAL_VI, FUNNEL_SIGMA, FUNNEL_VI, FU
                                             PROTOCOLS, ZOO)
 from autoreparam.meta_eval.timing_task import time_model
 
-PARTS = ("checks", "funnel", "held_out", "zoo", "timing")
+PARTS = ("checks", "funnel", "held_out", "zoo", "timing", "seeds")
 
 
 def _vi(config) -> dict:
@@ -35,6 +36,14 @@ def _held_out_specs(corpus: Path, per_split: int) -> list[dict]:
             specs.append({"kind": "program", "split": split, "id": record["id"], "family": record["family"],
                           "program": record["program_path"], "data": record["data_path"]})
     return specs
+
+
+def seed_tasks(out: Path, corpus: Path | None, protocol, networks: dict) -> list[Task]:
+    """ELBO-only tasks (fixed centrings, no VIP, no NUTS) for the networks of other training seeds."""
+    tasks = []
+    for task in model_tasks(out / "seeds", corpus, protocol, networks, None, ("funnel", "held_out", "zoo")):
+        tasks.append(Task(task.out, {**task.kwargs, "nuts": None, "ess_methods": []}))
+    return tasks
 
 
 def model_tasks(out: Path, corpus: Path | None, protocol, networks: dict, prototype: str | None, parts) -> list[Task]:
@@ -71,14 +80,18 @@ def evaluate(out, *, corpus=None, protocol: str = "cpu", network: str | None = N
     chosen = PROTOCOLS[protocol]
     prototype = str(prototype or shipped_stem("prototype"))
     networks = {"meta": network}
-    networks.update({f"meta_seed{i + 1}": stem for i, stem in enumerate(seed_networks)})
+    others = {Path(stem).parent.name + ("" if Path(stem).name == "meta_gnn" else f"/{Path(stem).name}"): stem
+              for stem in seed_networks}
     write_json(out / "protocol.json", {"protocol": dataclasses.asdict(chosen), "networks": networks,
+                                       "other_networks": others,
                                        "prototype": prototype, "eval_vi": _vi(EVAL_VI), "funnel_vi": _vi(FUNNEL_VI),
                                        "machine": f"{platform.node()} ({platform.machine()}, "
                                                   f"{jax.devices()[0].platform}, {_cpus()} CPUs)"})
     if "checks" in parts:
-        _checks(out, networks, prototype)
+        _checks(out, networks, others, prototype)
     tasks = model_tasks(out, Path(corpus) if corpus else None, chosen, networks, prototype, parts)
+    if "seeds" in parts and others:
+        tasks += seed_tasks(out, Path(corpus) if corpus else None, chosen, {"meta": network, **others})
     run_tasks(evaluate_model, tasks, address=address, num_cpus=num_cpus, serial=serial, label="evaluate",
               progress=progress, max_calls=5)
     if "timing" in parts:
@@ -95,15 +108,17 @@ def _cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
-def _checks(out: Path, networks: dict, prototype: str) -> None:
+def _checks(out: Path, networks: dict, others: dict, prototype: str) -> None:
     from autoreparam.meta.predict import default_network
     from autoreparam.meta.prototype_train import load_prototype
     from autoreparam.meta.weights import load_network
     from autoreparam.meta_eval.checks import robustness, section3
 
     nets = {k: default_network() if v is None else load_network(v)[0] for k, v in networks.items()}
+    nets.update({k: load_network(v)[0] for k, v in others.items()})
     proto = load_prototype(prototype)[0]
-    if not (out / "section3.json").exists():
-        section3(out / "section3.json", nets, proto)
+    done = out / "section3.json"
+    if not done.exists() or not set(nets) <= set(json.loads(done.read_text())["rows"][0]):
+        section3(done, nets, proto)  # again when a network was added
     if not (out / "robustness.json").exists():
         robustness(out / "robustness.json", nets["meta"], proto)
