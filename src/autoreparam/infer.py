@@ -201,7 +201,7 @@ def infer(
             vi_config = dataclasses.replace(vi_config or (FAST if method == "meta" else VIConfig()), progress=progress)
             vi, fits, (compile_vi, run_vi) = _variational_fits(fit_method, coords, start_values, vi_config, form, seed,
                                                                given, starts)
-            timing.update(compile=compile_vi, variational=run_vi)
+            timing.update(compile=compile_vi, variational=run_vi, variational_compile=compile_vi)
             if method == "meta":
                 fits = {"meta": dataclasses.replace(fits["given"], label="meta")}
         spaces, decision = _spaces(method, fits, vi)

@@ -1,0 +1,48 @@
+"""One worker of a many-process evaluation without Ray (a machine with many CPUs and no Ray).
+
+Every worker builds the same task list as ``autoreparam meta evaluate`` (model tasks, then timing
+tasks) and takes the next unclaimed one by creating ``<out>.claim`` exclusively, so N workers share
+the list dynamically; each result file is written as its task finishes (resumable like the command).
+
+    python scripts/eval_worker.py OUT CORPUS PROTOCOL NETWORK [PROTOTYPE]
+"""
+import os
+import sys
+from pathlib import Path
+
+from autoreparam.meta.predict import shipped_stem
+from autoreparam.meta.tasks import _guarded, pending
+from autoreparam.meta_eval.model_task import evaluate_model
+from autoreparam.meta_eval.protocol import PROTOCOLS, ZOO
+from autoreparam.meta_eval.run import model_tasks
+from autoreparam.meta.tasks import Task
+from autoreparam.meta_eval.timing_task import time_model
+
+out, corpus, protocol, network = Path(sys.argv[1]), Path(sys.argv[2]), PROTOCOLS[sys.argv[3]], sys.argv[4]
+prototype = sys.argv[5] if len(sys.argv) > 5 else str(shipped_stem("prototype"))
+parts = os.environ.get("PARTS", "funnel,held_out,zoo,timing").split(",")
+networks = {"meta": network}
+jobs = []
+if "timing" in parts:  # the longest first
+    jobs += [(time_model, Task(out / "timing" / f"{name}.json", {"spec": {"kind": "zoo", "name": name},
+                                                                   "num_samples": protocol.timing_samples}))
+             for name in ("election88", "electric", "german_credit", "radon_mn", "radon_pa")]
+jobs += [(evaluate_model, t) for t in model_tasks(out, corpus, protocol, networks, prototype, parts)
+         if t.kwargs["spec"].get("kind") == "zoo"]
+if "timing" in parts:
+    jobs += [(time_model, Task(out / "timing" / f"{name}.json", {"spec": {"kind": "zoo", "name": name},
+                                                                   "num_samples": protocol.timing_samples}))
+             for name in ZOO]
+jobs += [(evaluate_model, t) for t in model_tasks(out, corpus, protocol, networks, prototype, parts)
+         if t.kwargs["spec"].get("kind") != "zoo"]
+for function, task in jobs:
+    if not pending([task]):
+        continue
+    claim = Path(str(task.out) + ".claim")
+    claim.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        continue
+    print("start", task.out, flush=True)
+    print("done", _guarded(function, task.out, task.kwargs), flush=True)
