@@ -4,6 +4,7 @@ Every worker builds the same task list as ``autoreparam meta evaluate`` (model t
 tasks) and takes the next unclaimed one by creating ``<out>.claim`` exclusively, so N workers share
 the list dynamically; each result file is written as its task finishes (resumable like the command).
 
+    PARTS=funnel,held_out,zoo,timing,seeds SEED_NETWORKS=stem1,stem2 \
     python scripts/eval_worker.py OUT CORPUS PROTOCOL NETWORK [PROTOTYPE]
 """
 import os
@@ -14,13 +15,13 @@ from autoreparam.meta.predict import shipped_stem
 from autoreparam.meta.tasks import _guarded, pending
 from autoreparam.meta_eval.model_task import evaluate_model
 from autoreparam.meta_eval.protocol import PROTOCOLS, ZOO
-from autoreparam.meta_eval.run import model_tasks
+from autoreparam.meta_eval.run import model_tasks, seed_tasks
 from autoreparam.meta.tasks import Task
 from autoreparam.meta_eval.timing_task import time_model
 
 out, corpus, protocol, network = Path(sys.argv[1]), Path(sys.argv[2]), PROTOCOLS[sys.argv[3]], sys.argv[4]
 prototype = sys.argv[5] if len(sys.argv) > 5 else str(shipped_stem("prototype"))
-parts = os.environ.get("PARTS", "funnel,held_out,zoo,timing").split(",")
+parts = os.environ.get("PARTS", "funnel,held_out,zoo,timing,seeds").split(",")
 networks = {"meta": network}
 jobs = []
 if "timing" in parts:  # the longest first
@@ -35,6 +36,26 @@ if "timing" in parts:
              for name in ZOO]
 jobs += [(evaluate_model, t) for t in model_tasks(out, corpus, protocol, networks, prototype, parts)
          if t.kwargs["spec"].get("kind") != "zoo"]
+others = [stem for stem in os.environ.get("SEED_NETWORKS", "").split(",") if stem]
+if "seeds" in parts and others:  # as `meta evaluate --seed-networks`: other seeds' networks, ELBO only
+    named = {Path(stem).parent.name: stem for stem in others}
+    jobs += [(evaluate_model, t) for t in seed_tasks(out, corpus, protocol, {"meta": network, **named})]
+if not (out / "protocol.json").exists():  # as `meta evaluate` writes it, with this machine
+    import dataclasses
+    import platform
+
+    import jax
+
+    from autoreparam.meta.files import write_json
+    from autoreparam.meta_eval.protocol import EVAL_VI, FUNNEL_VI
+    from autoreparam.meta_eval.run import _cpus, _vi
+
+    write_json(out / "protocol.json", {
+        "protocol": dataclasses.asdict(protocol), "networks": networks,
+        "other_networks": {Path(stem).parent.name: stem for stem in others}, "prototype": prototype,
+        "eval_vi": _vi(EVAL_VI), "funnel_vi": _vi(FUNNEL_VI),
+        "machine": f"{platform.node()} ({platform.machine()}, {jax.devices()[0].platform}, {_cpus()} CPUs, "
+                   f"{os.environ.get('WORKERS', '1')} worker processes, jax {jax.__version__})"})
 for function, task in jobs:
     if not pending([task]):
         continue
