@@ -56,6 +56,18 @@ if not (out / "protocol.json").exists():  # as `meta evaluate` writes it, with t
         "eval_vi": _vi(EVAL_VI), "funnel_vi": _vi(FUNNEL_VI),
         "machine": f"{platform.node()} ({platform.machine()}, {jax.devices()[0].platform}, {_cpus()} CPUs, "
                    f"{os.environ.get('WORKERS', '1')} worker processes, jax {jax.__version__})"})
+# PRIORITY: comma-separated result names (e.g. zoo/eight_schools,funnel/funnel_y0_s0.1) run first, in
+# that order; ONLY_PRIORITY=1 runs nothing else.
+priority = [p for p in os.environ.get("PRIORITY", "").split(",") if p]
+rank = {name: i for i, name in enumerate(priority)}
+
+
+def _name(task):
+    return str(Path(task.out).relative_to(out).with_suffix(""))
+
+
+first = sorted([j for j in jobs if _name(j[1]) in rank], key=lambda j: rank[_name(j[1])])
+jobs = first + ([] if os.environ.get("ONLY_PRIORITY") else [j for j in jobs if _name(j[1]) not in rank])
 for function, task in jobs:
     if not pending([task]):
         continue

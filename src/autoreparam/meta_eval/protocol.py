@@ -63,6 +63,11 @@ PROTOCOLS = {
     "tiny": EvalProtocol(name="tiny", funnel_nuts=NUTSRuns(num_warmup=100, num_samples=100),
                          model_nuts=NUTSRuns(num_warmup=100, num_samples=100), held_out_per_split=1,
                          timing_samples=100),
+    # What a loaded 2-core machine finishes in under an hour (META.md of this branch): shorter chains,
+    # one held-out model per split, shorter timing runs.
+    "short": EvalProtocol(name="short", funnel_nuts=NUTSRuns(num_warmup=300, num_samples=700),
+                          model_nuts=NUTSRuns(num_warmup=300, num_samples=700), held_out_per_split=1,
+                          timing_samples=500),
     "full": EvalProtocol(name="full", funnel_nuts=NUTSRuns(num_warmup=1000, num_samples=10000, seeds=(0, 1, 2)),
                          model_nuts=NUTSRuns(num_warmup=1000, num_samples=2000, seeds=(0, 1)),
                          held_out_per_split=15, timing_samples=2000),
