@@ -145,6 +145,29 @@ def _seeds(results: Results) -> list[str]:
                       "worst", "funnel: median ELBO - best fixed"], body) + [""])
 
 
+def _not_run(results: Results) -> list[str]:
+    """What the evaluation set out to measure but has no result for (a run stopped for time, say)."""
+    from autoreparam.meta_eval.models import spec_name
+    from autoreparam.meta_eval.protocol import FUNNEL_SIGMA, FUNNEL_Y, ZOO
+
+    have = {"zoo": {r["name"] for r in results.zoo}, "timing": {t["name"] for t in results.timing},
+            "funnel": {r["name"] for r in results.funnel}}
+    funnel = [spec_name({"kind": "funnel", "y": y, "sigma": s}) for y in FUNNEL_Y for s in FUNNEL_SIGMA]
+    rows = [["zoo (ELBO + NUTS)", ", ".join(n for n in ZOO if n not in have["zoo"]) or "-"],
+            ["zoo end-to-end timing", ", ".join(n for n in ZOO if n not in have["timing"]) or "-"],
+            ["funnel grid points", f"{sum(n not in have['funnel'] for n in funnel)} of {len(funnel)} missing"]]
+    per_split = results.protocol.get("protocol", {}).get("held_out_per_split")
+    if per_split:
+        rows.append(["held-out generated models", f"{len(results.held_out)} of {3 * per_split} run"])
+    others = results.other_networks
+    if others:
+        done = sum(len(v) for v in results.seeds.values())
+        rows.append(["other seeds' ELBO-only models", f"{done} of {len(funnel) + 11 + 3 * (per_split or 0)} run"])
+    return (["## Not run", "", "Planned by the protocol but without a result (every target above is computed "
+             "over what did run; a missing model is not counted as met).", ""]
+            + _table(["part", "missing"], rows) + [""])
+
+
 def write_report(results_dir, out=".", runs=()) -> Path:
     results = Results.load(results_dir)
     out = Path(out)
@@ -174,6 +197,7 @@ def write_report(results_dir, out=".", runs=()) -> Path:
     lines += ["## The zoo (never seen in training)", ""] + _elbo_table(results.zoo, "Zoo", extra)
     lines += _ess_table(results.zoo, "Zoo") + _timing(results)
     lines += ["![ESS ratios](figures/meta/ess_ratio.png)", ""] + _robustness(results) + _seeds(results)
+    lines += _not_run(results)
     failed = sum((errors(results.root / p) for p in ("funnel", "held_out", "zoo", "timing")), [])
     if failed:
         lines += ["## Tasks that failed", ""] + _table(["file", "error"], [[f["file"], f["error"][:200]] for f in failed]) + [""]
