@@ -18,6 +18,7 @@ def write_model_card(stem, results_dir, out) -> Path:
     seconds = record.get("seconds", {})
     manifest = record.get("corpus_manifest") or {}
     mark = {True: "met", False: "missed", None: "not measured"}
+    results = Results.load(results_dir)
     lines = [
         "# Model card: the shipped meta-learned parameterisation network", "",
         f"Files: `{stem.name}.eqx` (Equinox leaf serialisation, NumPy arrays, no pickle) and `{stem.name}.json` "
@@ -36,9 +37,11 @@ def write_model_card(stem, results_dir, out) -> Path:
         f"{seconds.get('objective_compile', 0):.0f} s, ELBO phase {seconds.get('elbo', 0):.0f} s, on "
         f"{record.get('machine')}.", "",
         "## Evaluation (META.md has every table)", "",
+        f"Protocol `{results.protocol.get('protocol', {}).get('name', '?')}` on `{results.protocol.get('machine', '?')}`; "
+        "the section \"Not run\" of META.md lists what this evaluation did not reach.", "",
         "| target | measured | |", "| --- | --- | --- |",
     ]
-    lines += [f"| {t['target']} | {t['measured']} | {mark[t['met']]} |" for t in targets(Results.load(results_dir))]
+    lines += [f"| {t['target']} | {t['measured']} | {mark[t['met']]} |" for t in targets(results)]
     lines += ["", "## Limits", "",
               "Trained on programs of the corpus's families (normal hierarchies, funnels, hierarchical GLMs, "
               "sparse regressions, random walks and AR(1)) and known-scale Gaussian hierarchies; "
