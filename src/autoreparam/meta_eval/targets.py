@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from autoreparam.meta_eval.collect import Results, ess, regret, section3_error
+from autoreparam.meta_eval.protocol import ZOO
 
 
 def _fmt(x, digits=3) -> str:
@@ -71,9 +72,12 @@ def targets(results: Results) -> list[dict]:
         faster = [t["meta"]["time_to_1000_ess"] < t["vip"]["time_to_1000_ess"] for t in timing
                   if t["meta"]["time_to_1000_ess"] and t["vip"]["time_to_1000_ess"]]
         share = float(np.mean(faster)) if faster else float("nan")
+        # Met only when the whole zoo was timed: a share over a few models says little about 80% of 11.
+        complete = len(faster) == len(ZOO)
         rows.append({"target": "Time to 1,000 effective draws lower than VIP's on >= 80% of the zoo",
                      "measured": f"{sum(faster)} of {len(faster)} models ({_fmt(100 * share)}%)",
-                     "met": bool(share >= 0.8) if faster else None, "detail": ""})
+                     "met": bool(share >= 0.8) if complete else None,
+                     "detail": "" if complete else f"only {len(faster)} of the {len(ZOO)} zoo models timed"})
 
     if results.robustness:
         ok = all(r["finite"] and r["in_unit_interval"] and r["log_density_finite"] for r in results.robustness)
