@@ -8,6 +8,7 @@ Importing this package touches neither the file system nor the network.
 
 from autoreparam.coordinates import Coordinates
 from autoreparam.infer import infer
+from autoreparam.meta.predict import predict_parameterisation
 from autoreparam.reparam import (
     Parameterisation,
     analyse_model,
@@ -34,6 +35,7 @@ __all__ = [
     "learnable_centring",
     "noncentre",
     "partially_centre",
+    "predict_parameterisation",
     "reparameterise",
     "select_sites",
 ]

@@ -1,4 +1,4 @@
-"""The ``autoreparam`` command line: run, vip, compare, bench, report, figures, corpus, graph, data."""
+"""The ``autoreparam`` command line: run, vip, compare, bench, report, figures, corpus, graph, meta, data."""
 
 from __future__ import annotations
 
@@ -199,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="infer a model's posterior and print the summary and the parameterisation")
     _add_model_arguments(run)
     _add_sampler_arguments(run)
-    run.add_argument("--method", default="auto", choices=["auto", "cp", "ncp", "vip", "ihmc", "given"])
+    run.add_argument("--method", default="auto", choices=["auto", "cp", "ncp", "vip", "ihmc", "given", "meta"])
     run.add_argument("--lam", type=float, default=None, help="lambda in [0, 1] for every element (method 'given')")
     run.add_argument("--kernel", default=None, choices=["hmc", "nuts"])
     run.set_defaults(func=cmd_run)
@@ -271,6 +271,10 @@ def build_parser() -> argparse.ArgumentParser:
     download.add_argument("name", nargs="?", default="all")
     download.add_argument("--cache-dir", default=None)
     download.set_defaults(func=cmd_download)
+
+    from autoreparam.meta_eval.commands import add_meta_commands
+
+    add_meta_commands(sub)
     return parser
 
 

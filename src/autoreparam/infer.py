@@ -18,6 +18,8 @@ from autoreparam.auto import run_auto
 from autoreparam.coordinates import Coordinates
 from autoreparam.errors import ArgumentError, ConvergenceWarning
 from autoreparam.initial import initial_values
+from autoreparam.meta.predict import predict as meta_predict
+from autoreparam.meta.start import start_without_fit
 from autoreparam.mcmc.config import PAPER_L_GRID, HMCConfig, NUTSConfig
 from autoreparam.mcmc.oracle import check_grid
 from autoreparam.reparam.parameterisation import Parameterisation
@@ -28,10 +30,10 @@ from autoreparam.result import InferenceResult, compute_diagnostics
 from autoreparam.sampling import ORACLE_METRICS, sample_hmc, sample_nuts
 from autoreparam.validation import check_call
 from autoreparam.vi.fits import fit_parameterisations
-from autoreparam.vi.protocol import VIConfig
+from autoreparam.vi.protocol import FAST, VIConfig
 from autoreparam.vi.vip import run_vip
 
-METHODS = ("cp", "ncp", "vip", "ihmc", "auto", "given")
+METHODS = ("cp", "ncp", "vip", "ihmc", "auto", "given", "meta")
 KERNELS = ("hmc", "nuts")
 # "auto" needs the VIP fit only as evidence next to pilot chains, so it uses a lighter protocol.
 
@@ -39,7 +41,7 @@ KERNELS = ("hmc", "nuts")
 def _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_leapfrog) -> str:
     if method not in METHODS:
         raise ArgumentError(f"unknown method '{method}'; choose one of {', '.join(METHODS)}")
-    kernel = ("nuts" if method == "auto" else "hmc") if kernel is None else kernel
+    kernel = ("nuts" if method in ("auto", "meta") else "hmc") if kernel is None else kernel
     if kernel not in KERNELS:
         raise ArgumentError(f"unknown kernel '{kernel}'; choose one of {', '.join(KERNELS)}")
     if method == "ihmc" and kernel != "hmc":
@@ -68,11 +70,11 @@ def given_parameterisation(plan, value) -> Parameterisation:
     return Parameterisation.tied(plan, value)
 
 
-def _variational_fits(method, coords, init, vi_config, form, seed, given=None):
+def _variational_fits(method, coords, init, vi_config, form, seed, given=None, starts=None):
     """``(VIPResult or None, fits by label, (compile seconds, run seconds))`` of the fits a method needs."""
     plan = coords.plan
     if method == "vip":
-        vip = run_vip(coords, init, vi_config, form=form, discrete=False, seed=seed)
+        vip = run_vip(coords, init, vi_config, form=form, discrete=False, seed=seed, starts=starts)
         timings = list(vip.timing.values())
         return vip, vip.fits, (sum(t["compile_seconds"] for t in timings), sum(t["run_seconds"] for t in timings))
     targets = {"cp": Parameterisation.centred(plan), "ncp": Parameterisation.non_centred(plan), "given": given}
@@ -89,8 +91,16 @@ def _spaces(method, fits, vi):
         # VIP includes its own check: a fit whose ELBO lost to a fixed one is a local optimum, so sample
         # in the recommended parameterisation (paper 000 Section 6.3) and say so.
         return [fits[vi.recommended]], f"VIP-HMC in {vi.recommended.upper()}: {vi.reason}"
-    reasons = {"cp": "centred, as written", "ncp": "every planned site non-centred", "given": "the parameterisation given"}
+    reasons = {"cp": "centred, as written", "ncp": "every planned site non-centred", "given": "the parameterisation given",
+               "meta": "the meta-learned network's predicted centring (paper 003)"}
     return [fits[method]], reasons[method]
+
+
+def _meta_prediction(model, model_args, model_kwargs, plan, seed):
+    """The meta-learned centring of the plan's sites (timed: graph, network)."""
+    prediction = meta_predict(model, *model_args, seed=seed, **model_kwargs)
+    prediction.parameterisation(plan)  # a site the network cannot give is reported here, by name
+    return prediction
 
 
 def _bar(enabled: bool, config):
@@ -115,6 +125,7 @@ def infer(
     oracle_metric: str = "pooled",
     target_accept: float | None = None,
     parameterisation=None,
+    init: str | None = None,
     vi_config: VIConfig | None = None,
     init_strategy: Callable | None = None,
     progress: bool = True,
@@ -137,12 +148,21 @@ def infer(
     make it untrustworthy says so in ``summary()`` and ``result.health``, and ``infer`` warns
     (``autoreparam.ConvergenceWarning``). ``target_accept``: the mean acceptance the step size is
     adapted to (NUTS and windowed HMC: 0.8 by default; raise it, e.g. to 0.95, against divergences).
+
+    ``method="meta"``: sample in the centring the meta-learned network predicts
+    (`autoreparam.meta.predict`, paper 003), with no per-model optimisation; NUTS by default. Its
+    sampler starts from the model's initial values with a unit metric and lets the window adaptation
+    tune it, so no variational fit runs unless ``vi_config`` is given or a fixed-L HMC step-size rule
+    other than "window" needs q's scales (then the light ``FAST`` preset). ``init="meta"`` with
+    ``method="vip"`` starts VIP from that prediction instead of ``vi_config.vip_starts``.
     """
     model_args, model_kwargs = check_call(model, model_args, model_kwargs, seed)
     compilation_cache.ensure()
     kernel = _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_leapfrog)
     if parameterisation is not None and method != "given":
         raise ArgumentError(f"parameterisation= is for method='given', not method={method!r}")
+    if init not in (None, "meta") or (init == "meta" and method != "vip"):
+        raise ArgumentError(f"init= is None or 'meta' (with method='vip'), got init={init!r} with method={method!r}")
     leapfrog_grid = check_grid(leapfrog_grid)
     if target_accept is not None and not (isinstance(target_accept, (float, int)) and 0.0 < target_accept < 1.0):
         raise ArgumentError(f"target_accept must lie in (0, 1), got {target_accept!r}")
@@ -154,20 +174,36 @@ def infer(
     plan = select_sites(structure, sites)
     coords = Coordinates(model, model_args, model_kwargs, plan)
     given = given_parameterisation(plan, parameterisation) if method == "given" else None
-    init, free_init = initial_values(model, model_args, model_kwargs, structure.names, init_strategy, seed,
+    start_values, free_init = initial_values(model, model_args, model_kwargs, structure.names, init_strategy, seed,
                                      unconstrained=True)
     timing = {"analysis": time.perf_counter() - started}
-    oracle, vi = None, None
+    oracle, vi, no_fit = None, None, False
     bar = _bar(progress and (method == "auto" or kernel == "nuts"), nuts_config)
     if method == "auto":
         # No variational fit: the Section 3 rule gives the parameterisation, learnt during warm-up.
-        outcome = run_auto(coords, free_init, init, num_chains, nuts_config, seed, progress=bar)
+        outcome = run_auto(coords, free_init, start_values, num_chains, nuts_config, seed, progress=bar)
         chains, decision, lam, labels = outcome.chains, outcome.reason, outcome.param.lam, (outcome.label,)
         timing.update(outcome.timing)
     else:
-        vi_config = dataclasses.replace(vi_config or VIConfig(), progress=progress)
-        vi, fits, (compile_vi, run_vi) = _variational_fits(method, coords, init, vi_config, form, seed, given)
-        timing.update(compile=compile_vi, variational=run_vi)
+        meta = _meta_prediction(model, model_args, model_kwargs, plan, seed) if "meta" in (method, init) else None
+        fit_method, starts, no_fit = method, None, False
+        if method == "meta":  # the "given" path, in the predicted centring
+            fit_method, given = "given", meta.parameterisation(plan)
+            timing["prediction"] = meta.seconds["total"]
+        if init == "meta":
+            starts = (meta.parameterisation(plan),)
+            timing["prediction"] = meta.seconds["total"]
+        if method == "meta" and vi_config is None and (kernel == "nuts" or step_size_rule == "window"):
+            fits = {"meta": start_without_fit(coords, given, start_values)}
+            timing.update(compile=0.0, variational=0.0)
+            no_fit = True
+        else:
+            vi_config = dataclasses.replace(vi_config or (FAST if method == "meta" else VIConfig()), progress=progress)
+            vi, fits, (compile_vi, run_vi) = _variational_fits(fit_method, coords, start_values, vi_config, form, seed,
+                                                               given, starts)
+            timing.update(compile=compile_vi, variational=run_vi, variational_compile=compile_vi)
+            if method == "meta":
+                fits = {"meta": dataclasses.replace(fits["given"], label="meta")}
         spaces, decision = _spaces(method, fits, vi)
         if kernel == "nuts":
             chains = sample_nuts(coords, spaces[0], num_chains, nuts_config, seed, progress=bar)
@@ -205,6 +241,6 @@ def infer(
         decision=decision,
         plan=plan,
         chains=chains,
-        vi=vi if vi is not None or method == "auto" else fits,
+        vi=vi if vi is not None or method == "auto" or no_fit else fits,
         timing=timing,
     )

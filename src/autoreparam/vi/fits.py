@@ -25,14 +25,29 @@ class Learned:
 
     The paper starts from lambda = 0.5 only. VIP's objective is not convex in lambda (paper 000
     Section 6.3 reports local optima); starting also near NCP and near CP and keeping the best run
-    means VIP's ELBO cannot end far below the best fixed parameterisation's.
+    means VIP's ELBO cannot end far below the best fixed parameterisation's. A start may also be a
+    `Parameterisation` (per-element values, e.g. the meta-learned prediction); its values are kept
+    inside [START_CLIP, 1 - START_CLIP] so that their logits are finite.
     """
 
-    starts: tuple[float, ...] = (0.5,)
+    starts: tuple = (0.5,)
 
     def __post_init__(self):
-        if not self.starts or any(not (0.0 < s < 1.0) for s in self.starts):
+        scalars = [s for s in self.starts if not isinstance(s, Parameterisation)]
+        if not self.starts or any(not (0.0 < s < 1.0) for s in scalars):
             raise ValueError(f"learned centring must start strictly inside (0, 1), got {self.starts}")
+
+
+START_CLIP = 1e-3
+
+
+def _start_logit(start, fixed: Parameterisation):
+    """The learned centring's initial logit: a scalar start everywhere, or a Parameterisation's values."""
+    if isinstance(start, Parameterisation):
+        return jax.tree_util.tree_map(lambda x: jax.scipy.special.logit(jnp.clip(x, START_CLIP, 1 - START_CLIP)), start)
+    # Logits live outside [0, 1]: build them by tree_map (no range validation on unflatten).
+    value = 0.0 if start is None else float(np.log(start / (1 - start)))
+    return jax.tree_util.tree_map(lambda x, v=value: jnp.full_like(x, v), fixed)
 
 
 LEARNED = Learned()
@@ -94,10 +109,11 @@ def fit_parameterisations(
         learned = isinstance(target, Learned)
         starts = target.starts if learned else (None,)
         for start in starts:
-            fixed = Parameterisation.tied(plan, start) if learned else target
-            # Logits live outside [0, 1]: build them by tree_map (no range validation on unflatten).
-            value = 0.0 if start is None else float(np.log(start / (1 - start)))
-            logit = jax.tree_util.tree_map(lambda x, v=value: jnp.full_like(x, v), fixed)
+            if isinstance(start, Parameterisation):
+                fixed = start
+            else:
+                fixed = Parameterisation.tied(plan, start) if learned else target
+            logit = _start_logit(start, fixed)
             init_loc = coords.ravel(coords.from_original(init_values, fixed))
             for lr in config.learning_rates:
                 run_specs.append((name, fixed, 1.0 if learned else 0.0, lr, init_loc, logit))

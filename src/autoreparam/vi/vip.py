@@ -89,15 +89,20 @@ def run_vip(
     form: str = "tied",
     discrete: bool = True,
     seed: int = 0,
+    starts: tuple | None = None,
 ) -> VIPResult:
-    """VIP, CP and NCP fits (and the rounded refit) on already-built coordinates."""
+    """VIP, CP and NCP fits (and the rounded refit) on already-built coordinates.
+
+    ``starts``: VIP's initial centrings (default ``config.vip_starts``); a `Parameterisation` starts
+    from per-element values (``infer(method="vip", init="meta")`` passes the meta-learned prediction).
+    """
     if form not in ("tied", "separate"):
         raise ArgumentError(f"form must be 'tied' or 'separate', got '{form}'")
     plan = coords.plan
     targets = {
         "cp": Parameterisation.centred(plan),
         "ncp": Parameterisation.non_centred(plan),
-        "vip": Learned(config.vip_starts),
+        "vip": Learned(tuple(config.vip_starts if starts is None else starts)),
     }
     fits, timing = fit_parameterisations(
         coords, targets, init_values, config, tied=form == "tied", seed=seed, label="VIP + CP + NCP"

@@ -1,0 +1,2 @@
+"""The meta-learned parameterisation (paper 003): a graph network predicts lambda for unseen models.
+"""

@@ -1,0 +1,62 @@
+"""Training items: a labelled program's graph, its VIP lambda targets and, on demand, its ELBO objective."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from autoreparam.graph import ModelGraph
+from autoreparam.meta.labels import read_labels
+from autoreparam.meta.objective import ModelObjective, ObjectiveConfig
+
+
+@dataclass(eq=False)
+class Item:
+    """One labelled program."""
+
+    label: dict
+    graph: ModelGraph
+    target: np.ndarray  # (M,) VIP's lambda per element row; NaN where the site is not planned
+    objective: ModelObjective | None = field(default=None, repr=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.label['split']}/{self.label['id']}"
+
+    def make_objective(self, config: ObjectiveConfig, form: str) -> ModelObjective:
+        if self.objective is None:
+            from autoreparam.lang import compile_program
+
+            model, args, kwargs = compile_program(self.label["program"], self.label["data"])
+            self.objective = ModelObjective(model, args, kwargs, self.graph, config=config, form=form,
+                                            label=self.label)
+        return self.objective
+
+
+def _targets(label: dict, graph: ModelGraph) -> np.ndarray:
+    """VIP's lambda per element row, or the closed-form optimum where the program records one
+    (``params["optimal_lambda"]``, `synthetic.py`); NaN for elements no site plan rewrites."""
+    target = np.full(graph.num_elements, np.nan, dtype=np.float32)
+    optimum = label.get("params", {}).get("optimal_lambda")
+    for name in label.get("sites", {}):
+        rows = graph.element_rows(name)
+        rows = rows[np.argsort(graph.element_index[rows], kind="stable")]
+        if optimum is not None:
+            target[rows] = optimum
+        elif name in label.get("vip_lambda", {}):
+            target[rows] = np.asarray(label["vip_lambda"][name], dtype=np.float32).ravel()
+    return target
+
+
+def load_items(labels_folder: str | Path, split: str = "train", limit: int | None = None) -> list[Item]:
+    """Items of every successful label of ``split`` (VIP's fit finite, or a closed-form optimum), in id order."""
+    items = []
+    for label in read_labels(labels_folder, split)[:limit]:
+        closed_form = label.get("params", {}).get("optimal_lambda") is not None
+        if label["fits"].get("vip", {}).get("elbo") is None and not closed_form:
+            continue
+        graph = ModelGraph.from_json(Path(label["graph_path"]).read_text(encoding="utf-8"))
+        items.append(Item(label, graph, _targets(label, graph)))
+    return items

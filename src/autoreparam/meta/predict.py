@@ -1,0 +1,135 @@
+"""``predict_parameterisation``: the trained network's centring for any model, with no per-model fitting.
+
+Paper 003, "Method" step 5: build the model's graph, run the network once, and read one lambda per
+latent element (or a and b, in the separate form). The shipped weights live in ``meta/weights/`` and
+are read on the first call (importing this module reads no file); `load_network` reads others.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Callable, Sequence
+
+import equinox as eqx
+import numpy as np
+
+from autoreparam.errors import SiteError
+from autoreparam.graph import ModelGraph, model_graph
+from autoreparam.graph.types import NodeType
+from autoreparam.meta.batching import pad_graphs
+from autoreparam.meta.network import MetaGNN, as_jax
+from autoreparam.meta.weights import load_network
+from autoreparam.reparam.parameterisation import Parameterisation
+from autoreparam.reparam.selection import ReparamPlan
+
+SHIPPED = "meta_gnn"  # stem of the shipped weights in autoreparam/meta/weights/
+
+
+def shipped_stem(name: str = SHIPPED) -> Path:
+    """Path stem of weights shipped with the package (``.eqx`` and ``.json`` beside it)."""
+    return Path(str(resources.files("autoreparam.meta") / "weights" / name))
+
+
+@functools.lru_cache(maxsize=4)
+def _cached(stem: str) -> tuple[MetaGNN, dict]:
+    return load_network(stem)
+
+
+def default_network(name: str = SHIPPED) -> MetaGNN:
+    """The shipped network (read once per process)."""
+    return _cached(str(shipped_stem(name)))[0]
+
+
+@eqx.filter_jit
+def _forward(network: MetaGNN, batch):
+    return network(batch)
+
+
+def network_logits(network: MetaGNN, graphs: Sequence[ModelGraph]) -> list[np.ndarray]:
+    """Per graph the ``(elements, 1 or 2)`` logits of its element rows (padded batch, one jitted call)."""
+    padded, rows = pad_graphs(graphs)
+    logits = np.asarray(_forward(network, as_jax(padded)), dtype=np.float64)
+    return [logits[r] for r in rows]
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))  # overflow-free; exactly 0 or 1 only at |x| > ~40
+
+
+def centring_per_site(graph: ModelGraph, values: np.ndarray) -> dict[str, np.ndarray]:
+    """Element rows ``(M, k)`` of ``graph`` to ``{site: (k, *shape)}`` for every location-scale latent."""
+    out = {}
+    for node in np.flatnonzero(graph.node_type == int(NodeType.LATENT_LOC_SCALE)):
+        rows = np.flatnonzero(graph.element_node == node)
+        rows = rows[np.argsort(graph.element_index[rows], kind="stable")]
+        shape = graph.node_shape[node]
+        out[graph.node_name[node]] = np.stack([values[rows, j].reshape(shape) for j in range(values.shape[1])])
+    return out
+
+
+@dataclass(frozen=True)
+class MetaPrediction:
+    """The predicted centring of every location-scale latent: a (location) and b (scale), site-shaped.
+
+    In the tied form (the shipped network's) a = b = lambda. ``seconds``: building the graph (its
+    tracing and probes) and running the network, each including any compilation.
+    """
+
+    loc_centring: dict[str, np.ndarray]
+    scale_centring: dict[str, np.ndarray]
+    form: str
+    seconds: dict = field(default_factory=dict)
+
+    @property
+    def lam(self) -> dict[str, np.ndarray]:
+        """lambda per site (the scale centring b in the separate form); 1 = centred, 0 = non-centred."""
+        return dict(self.scale_centring)
+
+    def parameterisation(self, plan: ReparamPlan) -> Parameterisation:
+        """The prediction restricted to the sites ``plan`` reparameterises."""
+        missing = [n for n in plan.names if n not in self.scale_centring]
+        if missing:
+            raise SiteError(missing[0], "the network predicted no centring for this site (it is not a "
+                                        "location-scale latent of the model's graph)")
+        a = {n: self.loc_centring[n] for n in plan.names}
+        b = {n: self.scale_centring[n] for n in plan.names}
+        return Parameterisation.tied(plan, b) if self.form == "tied" else Parameterisation.separate(plan, a, b)
+
+
+def predict_graph(graph: ModelGraph, network: MetaGNN | None = None) -> MetaPrediction:
+    """The network's centring for an already built graph."""
+    network = default_network() if network is None else network
+    start = time.perf_counter()
+    values = _sigmoid(network_logits(network, [graph])[0])
+    per_site = centring_per_site(graph, values)
+    seconds = {"network": time.perf_counter() - start}
+    loc = {n: v[0] for n, v in per_site.items()}
+    scale = {n: v[-1] for n, v in per_site.items()}
+    return MetaPrediction(loc, scale, network.form, seconds)
+
+
+def predict(model: Callable, *args, network: MetaGNN | None = None, seed: int = 0, **kwargs) -> MetaPrediction:
+    """Build ``model(*args, **kwargs)``'s graph and run the network on it (no fitting, no sampling)."""
+    start = time.perf_counter()
+    graph = model_graph(model, *args, seed=seed, **kwargs)
+    graph_seconds = time.perf_counter() - start
+    prediction = predict_graph(graph, network)
+    seconds = {"graph": graph_seconds, **prediction.seconds}
+    seconds["total"] = seconds["graph"] + seconds["network"]
+    return MetaPrediction(prediction.loc_centring, prediction.scale_centring, prediction.form, seconds)
+
+
+def predict_parameterisation(model: Callable, *args, network: MetaGNN | None = None, seed: int = 0,
+                             **kwargs) -> dict[str, np.ndarray]:
+    """lambda in [0, 1] per location-scale latent of ``model(*args, **kwargs)``, one per element (site-shaped).
+
+    1 = centred, 0 = non-centred (paper 000 Section 5.2). The meta-learned network of paper 003 reads
+    the model's graph (`autoreparam.graph.model_graph`) and predicts lambda with no per-model
+    optimisation; see docs/meta.md for its accuracy and its cost (the graph's probes dominate).
+    ``ar.infer(model, ..., method="meta")`` samples in this parameterisation.
+    """
+    return predict(model, *args, network=network, seed=seed, **kwargs).lam

@@ -1,0 +1,81 @@
+"""Save and load a network: Equinox's leaf serialisation (NumPy's format, no pickle) and a JSON card.
+
+A network is two files with one stem: ``<stem>.eqx`` holds the arrays (`equinox.tree_serialise_leaves`,
+read back with ``allow_pickle=False``) and ``<stem>.json`` the architecture, the graph's feature
+columns it was trained on and the training record (corpus, seed, time, metrics). Loading checks that
+the feature columns are the ones this version of `autoreparam.graph` produces, so weights never read
+features they were not trained on.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import equinox as eqx
+import jax
+
+from autoreparam.errors import DataError
+from autoreparam.graph import ELEMENT_FEATURES, NODE_FEATURES
+from autoreparam.meta.files import write_json
+from autoreparam.meta.network import MetaGNN
+
+FORMAT = "autoreparam.meta.weights"
+VERSION = 1
+NODE_FEATURE_NAMES = tuple(name for name, _ in NODE_FEATURES)
+ELEMENT_FEATURE_NAMES = tuple(name for name, _ in ELEMENT_FEATURES)
+
+
+def architecture(network: MetaGNN) -> dict:
+    return {"hidden": network.hidden, "num_steps": network.num_steps, "form": network.form,
+            "num_node_features": len(NODE_FEATURE_NAMES), "num_element_features": len(ELEMENT_FEATURE_NAMES)}
+
+
+def build_network(arch: dict, key=None) -> MetaGNN:
+    """A network of the given architecture (random weights; load_network fills them in)."""
+    key = jax.random.PRNGKey(0) if key is None else key
+    return MetaGNN(arch["num_node_features"], arch["num_element_features"], hidden=arch["hidden"],
+                   num_steps=arch["num_steps"], form=arch["form"], key=key)
+
+
+def save_network(stem: str | Path, network: MetaGNN, record: dict | None = None) -> Path:
+    """Write ``<stem>.eqx`` and ``<stem>.json``; returns the JSON path."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    arrays = stem.with_suffix(".eqx")
+    tmp = arrays.with_name(arrays.name + ".tmp")
+    eqx.tree_serialise_leaves(tmp, network)
+    tmp.replace(arrays)
+    card = {"format": FORMAT, "version": VERSION, "architecture": architecture(network),
+            "node_feature_names": list(NODE_FEATURE_NAMES), "element_feature_names": list(ELEMENT_FEATURE_NAMES),
+            "record": record or {}}
+    return write_json(stem.with_suffix(".json"), card)
+
+
+def read_card(stem: str | Path) -> dict:
+    path = Path(stem).with_suffix(".json")
+    try:
+        card = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as error:
+        raise DataError(f"no network card at {path}; train one with `autoreparam meta train`") from error
+    except json.JSONDecodeError as error:
+        raise DataError(f"{path} is not valid JSON: {error}") from error
+    if card.get("format") != FORMAT or card.get("version") != VERSION:
+        raise DataError(f"{path} is not a version-{VERSION} autoreparam network card")
+    if tuple(card["node_feature_names"]) != NODE_FEATURE_NAMES or \
+            tuple(card["element_feature_names"]) != ELEMENT_FEATURE_NAMES:
+        raise DataError(f"the network at {path} was trained on other graph features than this autoreparam "
+                        "builds; retrain it with `autoreparam meta train`")
+    return card
+
+
+def load_network(stem: str | Path) -> tuple[MetaGNN, dict]:
+    """The network saved under ``stem`` and its card."""
+    card = read_card(stem)
+    skeleton = build_network(card["architecture"])
+    path = Path(stem).with_suffix(".eqx")
+    try:
+        network = eqx.tree_deserialise_leaves(path, skeleton)
+    except (FileNotFoundError, ValueError, OSError) as error:
+        raise DataError(f"cannot read the network weights {path}: {error}") from error
+    return network, card

@@ -1,0 +1,91 @@
+"""Read evaluation results and compute every target of META.md (one function per target)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from autoreparam.meta_eval.protocol import ZOO
+
+
+def _read(folder: Path) -> list[dict]:
+    if not folder.exists():
+        return []
+    rows = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+    return [r for r in rows if "error" not in r]
+
+
+def errors(folder: Path) -> list[dict]:
+    """Tasks that failed, with their error message."""
+    if not folder.exists():
+        return []
+    rows = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+    return [{"file": str(p.name), "error": r["error"]} for p, r in zip(sorted(folder.glob("*.json")), rows) if "error" in r]
+
+
+@dataclass
+class Results:
+    root: Path
+    protocol: dict
+    section3: list
+    robustness: list
+    funnel: list
+    held_out: list
+    zoo: list
+    timing: list
+    seeds: dict  # group ("funnel", "held_out", "zoo") -> rows of the ELBO-only tasks of other networks
+
+    @classmethod
+    def load(cls, root) -> "Results":
+        root = Path(root)
+
+        def rows(name):
+            path = root / name
+            return json.loads(path.read_text())["rows"] if path.exists() else []
+
+        protocol = json.loads((root / "protocol.json").read_text()) if (root / "protocol.json").exists() else {}
+        zoo = sorted(_read(root / "zoo"), key=lambda r: ZOO.index(r["name"]) if r["name"] in ZOO else 99)
+        timing = sorted(_read(root / "timing"), key=lambda r: ZOO.index(r["name"]) if r["name"] in ZOO else 99)
+        seeds = {g: _read(root / "seeds" / g) for g in ("funnel", "held_out", "zoo")}
+        return cls(root, protocol, rows("section3.json"), rows("robustness.json"), _read(root / "funnel"),
+                   _read(root / "held_out"), zoo, timing, seeds)
+
+    @property
+    def networks(self) -> list[str]:
+        return list(self.protocol.get("networks", {"meta": None}))
+
+    @property
+    def other_networks(self) -> list[str]:
+        return list(self.protocol.get("other_networks", {}))
+
+
+def ess(row: dict, method: str) -> float:
+    """Mean over seeds of ESS per 1000 gradients (NaN if absent)."""
+    runs = row.get("nuts", {}).get(method, [])
+    values = [r["ess_per_1000"] for r in runs if r.get("ess_per_1000") is not None]
+    return float(np.mean(values)) if values else float("nan")
+
+
+def best_fixed(row: dict) -> tuple[str, float]:
+    values = {k: row["elbo"].get(k) for k in ("cp", "ncp")}
+    values = {k: v for k, v in values.items() if v is not None}
+    label = max(values, key=values.get)
+    return label, values[label]
+
+
+def regret(row: dict, method: str) -> float:
+    """ELBO of ``method`` minus the best fixed ELBO (positive: better than both CP and NCP)."""
+    value = row["elbo"].get(method)
+    return float("nan") if value is None else value - best_fixed(row)[1]
+
+
+def section3_error(rows: list, label: str) -> float:
+    return float(np.mean([abs(r[label] - r["best"]) for r in rows if label in r])) if rows else float("nan")
+
+
+def lambda_of(row: dict, method: str, site: str = "x") -> float:
+    value = row["lambda"].get(method, {}).get(site)
+    return float(np.mean(value)) if isinstance(value, list) else float(value["mean"]) if value else float("nan")

@@ -1,0 +1,38 @@
+"""``infer(method="meta")`` samples in the predicted centring with no variational fit; ``init="meta"``
+starts VIP from the prediction; misuse is refused with a clear error."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autoreparam as ar
+from autoreparam.errors import ArgumentError
+from autoreparam.models.hierarchical import eight_schools
+
+from .conftest import SIGMA, Y
+
+SHORT = dict(num_chains=2, num_warmup=60, num_samples=60, seed=0, progress=False)
+
+
+def test_meta_samples_in_the_predicted_centring_without_a_fit():
+    result = ar.infer(eight_schools, SIGMA, method="meta", y=Y, **SHORT)
+    predicted = ar.predict_parameterisation(eight_schools, SIGMA, y=Y)
+    assert result.kernel == "nuts" and result.vi is None and "prediction" in result.timing
+    np.testing.assert_allclose(result.parameterisation["theta"], predicted["theta"], rtol=1e-6)
+    assert result.samples["theta"].shape == (2, 60, 8) and np.all(np.isfinite(result.samples["theta"]))
+
+
+def test_vip_starts_from_the_prediction():
+    config = ar.VIConfig(num_steps=40, num_samples=8, learning_rates=(0.05,), final_num_samples=64, progress=False)
+    result = ar.infer(eight_schools, SIGMA, method="vip", init="meta", kernel="nuts", vi_config=config, y=Y, **SHORT)
+    assert result.vi.fits["vip"].ok
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"method": "cp", "init": "meta"}, "init="),
+    ({"method": "vip", "init": "other"}, "init="),
+])
+def test_init_is_checked(options, message):
+    with pytest.raises(ArgumentError, match=message):
+        ar.infer(eight_schools, SIGMA, y=Y, **options, **SHORT)
