@@ -32,7 +32,12 @@ class DoubledJacobianReparam(Reparam):
         aux, transform = decentre_site(name, fn, 0.0, 0.0)
         value = numpyro.sample(aux_name(name), aux)
         z = transform(value)
-        numpyro.factor(name + WRONG_FACTOR_SUFFIX, jnp.sum(transform.log_abs_det_jacobian(value, z)))
+        # Per element, summed over event dims only: inside a plate a factor is broadcast over the
+        # plate, so a scalar total would be counted once per element.
+        ldj = transform.log_abs_det_jacobian(value, z)
+        if fn.event_dim:
+            ldj = jnp.sum(ldj, axis=tuple(range(-fn.event_dim, 0)))
+        numpyro.factor(name + WRONG_FACTOR_SUFFIX, ldj)
         return None, z
 
 

@@ -75,26 +75,32 @@ def run_tasks(
     deadline = None if deadline_minutes is None else time.perf_counter() + 60.0 * deadline_minutes
     pending = [t for t in tasks if not store.done(t["key"])]
     bar = _bar(len(pending), desc, progress)
-    started = time.perf_counter()
+    started, finished = time.perf_counter(), []
+
+    def save(task, result) -> None:
+        store.save(task["key"], result)
+        finished.append(task["key"])
+        bar.set_postfix_str(task["key"][:50], refresh=False)
+        bar.update(1)
+
     try:
         if serial:
             for task in pending:
                 if deadline is not None and time.perf_counter() > deadline:
                     break
-                store.save(task["key"], work(task))
-                bar.update(1)
+                save(task, work(task))
         else:
-            _run_ray(pending, work, store, address, num_cpus, env or {}, bar, deadline)
+            _run_ray(pending, work, save, address, num_cpus, env or {}, deadline)
     finally:
         bar.close()
     store.root.mkdir(parents=True, exist_ok=True)
     # One line per call: a resumed run's wall time is the sum of its passes.
     with open(store.root / "wall_seconds.txt", "a") as log:
-        log.write(f"{time.perf_counter() - started:.1f} {bar.n}\n")
-    return bar.n
+        log.write(f"{time.perf_counter() - started:.1f} {len(finished)}\n")
+    return len(finished)
 
 
-def _run_ray(pending, work, store, address, num_cpus, env, bar, deadline) -> None:
+def _run_ray(pending, work, save, address, num_cpus, env, deadline) -> None:
     import ray
 
     runtime_env = {"env_vars": env}
@@ -121,9 +127,7 @@ def _run_ray(pending, work, store, address, num_cpus, env, bar, deadline) -> Non
             done, _ = ray.wait(list(in_flight), num_returns=1)
             for ref in done:
                 task = in_flight.pop(ref)
-                store.save(task["key"], ray.get(ref))
-                bar.set_postfix_str(task["key"][:50], refresh=False)
-                bar.update(1)
+                save(task, ray.get(ref))
     finally:
         for ref in in_flight:
             ray.cancel(ref, force=True)

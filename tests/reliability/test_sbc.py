@@ -1,0 +1,86 @@
+"""SBC's plan, its models' prior draws, one replication end to end, and resuming a run."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from autoreparam.errors import ArgumentError
+from autoreparam.reliability import methods as methods_module
+from autoreparam.reliability.methods import RunSettings, method_specs
+from autoreparam.reliability.models import MODEL_NAMES, sbc_models
+from autoreparam.reliability.ranks import NUM_THINNED
+from autoreparam.reliability.sbc import cell_ranks, plan_tasks, run_sbc, stable_seed, summarise
+
+TINY = RunSettings(num_chains=2, num_warmup=100, num_samples=100)
+
+
+def test_every_method_and_kernel_infer_offers_is_a_cell_and_meta_joins_when_it_exists(monkeypatch):
+    labels = [s.label for s in method_specs()]
+    assert labels == ["cp/hmc", "cp/nuts", "ncp/hmc", "ncp/nuts", "vip/hmc", "vip/nuts", "given_0.3/hmc",
+                      "given_0.3/nuts", "ihmc/hmc", "auto/nuts", "wrong_jacobian/nuts"]
+    monkeypatch.setattr(methods_module, "INFER_METHODS", methods_module.INFER_METHODS + ("meta",))
+    assert {"meta/hmc", "meta/nuts"} <= {s.label for s in method_specs()}
+
+
+def test_plan_interleaves_replications_and_limits_the_control():
+    tasks = plan_tasks(3, control_replications=1)
+    per_cell = len(MODEL_NAMES) * (len(method_specs()) - 1)
+    assert len(tasks) == 3 * per_cell + len(MODEL_NAMES)
+    first_round = tasks[: per_cell + len(MODEL_NAMES)]
+    assert {t["replication"] for t in first_round} == {0}
+    assert len({t["key"] for t in tasks}) == len(tasks)
+    with pytest.raises(ArgumentError, match="unknown method/kernel"):
+        plan_tasks(1, labels=["ncp/gibbs"])
+    with pytest.raises(ArgumentError, match="unknown SBC model"):
+        plan_tasks(1, models=["radon"])
+
+
+def test_prior_draws_are_reproducible_and_respect_the_data_range():
+    assert stable_seed("a", 1) == stable_seed("a", 1) != stable_seed("a", 2)
+    models = sbc_models()
+    for name in MODEL_NAMES:
+        truth, data = models[name].prior_draw(7)
+        again, data_again = models[name].prior_draw(7)
+        for site in truth:
+            np.testing.assert_array_equal(truth[site], again[site])
+        assert (models[name].observed is None) == (not data)
+    low, high = models["funnel_observed"].data_range
+    ys = [float(models["funnel_observed"].prior_draw(s)[1]["y"]) for s in range(30)]
+    assert all(low <= y <= high for y in ys) and np.std(ys) > 0.5
+
+
+def test_one_replication_end_to_end_and_a_rerun_skips_it(tmp_path):
+    store = run_sbc(tmp_path, 2, models=["funnel_observed"], labels=["ncp/nuts"], settings=TINY, serial=True,
+                    progress=False)
+    records = store.records()
+    assert len(records) == 2 and all(r["status"] == "ok" for r in records), [r.get("error") for r in records]
+    rec = records[0]
+    assert rec["labels"] == ["x", "z"] and len(rec["thinned"]) == NUM_THINNED
+    assert all(0 <= r <= NUM_THINNED for r in rec["rank"])
+    # the rank is the rank of the saved truth among the saved draws
+    assert rec["rank"] == list(np.sum(np.array(rec["thinned"]) < np.array(rec["truth"]), axis=0))
+    saved = json.loads((tmp_path / "cells" / f"{rec['key']}.json").read_text())
+    assert saved["model"] == "funnel_observed" and isinstance(saved["trustworthy"], bool)
+    before = (tmp_path / "wall_seconds.txt").read_text().split()
+    run_sbc(tmp_path, 2, models=["funnel_observed"], labels=["ncp/nuts"], settings=TINY, serial=True, progress=False)
+    after = (tmp_path / "wall_seconds.txt").read_text().split()
+    assert after[-1] == "0" and before[1] == "2"  # the rerun ran nothing
+    cells = cell_ranks(store.records())
+    assert cells[("funnel_observed", "ncp/nuts")]["rank"].shape == (2, 2)
+    assert summarise(store.records()) == {}  # fewer than 10 replications: no verdict
+
+
+def test_a_failing_run_is_recorded_with_its_error(tmp_path, monkeypatch):
+    from autoreparam.reliability import sbc as sbc_module
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("sampler exploded")
+
+    monkeypatch.setattr(sbc_module, "run_spec", broken)
+    store = run_sbc(tmp_path, 1, models=["funnel"], labels=["cp/nuts"], settings=TINY, serial=True, progress=False)
+    (record,) = store.records()
+    assert record["status"] == "error" and "sampler exploded" in record["error"]
+    assert cell_ranks(store.records())[("funnel", "cp/nuts")]["errors"] == ["RuntimeError: sampler exploded"]
