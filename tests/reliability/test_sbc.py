@@ -53,10 +53,10 @@ def test_prior_draws_are_reproducible_and_respect_the_data_range():
 
 
 def test_one_replication_end_to_end_and_a_rerun_skips_it(tmp_path):
-    store = run_sbc(tmp_path, 2, models=["funnel_observed"], labels=["ncp/nuts"], settings=TINY, serial=True,
+    store = run_sbc(tmp_path, 1, models=["funnel_observed"], labels=["ncp/nuts"], settings=TINY, serial=True,
                     progress=False)
     records = store.records()
-    assert len(records) == 2 and all(r["status"] == "ok" for r in records), [r.get("error") for r in records]
+    assert len(records) == 1 and all(r["status"] == "ok" for r in records), [r.get("error") for r in records]
     rec = records[0]
     assert rec["labels"] == ["x", "z"] and len(rec["thinned"]) == NUM_THINNED
     assert all(0 <= r <= NUM_THINNED for r in rec["rank"])
@@ -65,11 +65,11 @@ def test_one_replication_end_to_end_and_a_rerun_skips_it(tmp_path):
     saved = json.loads((tmp_path / "cells" / f"{rec['key']}.json").read_text())
     assert saved["model"] == "funnel_observed" and isinstance(saved["trustworthy"], bool)
     before = (tmp_path / "wall_seconds.txt").read_text().split()
-    run_sbc(tmp_path, 2, models=["funnel_observed"], labels=["ncp/nuts"], settings=TINY, serial=True, progress=False)
+    run_sbc(tmp_path, 1, models=["funnel_observed"], labels=["ncp/nuts"], settings=TINY, serial=True, progress=False)
     after = (tmp_path / "wall_seconds.txt").read_text().split()
-    assert after[-1] == "0" and before[1] == "2"  # the rerun ran nothing
+    assert after[-1] == "0" and before[1] == "1"  # the rerun ran nothing
     cells = cell_ranks(store.records())
-    assert cells[("funnel_observed", "ncp/nuts")]["rank"].shape == (2, 2)
+    assert cells[("funnel_observed", "ncp/nuts")]["rank"].shape == (1, 2)
     assert summarise(store.records()) == {}  # fewer than 10 replications: no verdict
 
 
@@ -84,3 +84,14 @@ def test_a_failing_run_is_recorded_with_its_error(tmp_path, monkeypatch):
     (record,) = store.records()
     assert record["status"] == "error" and "sampler exploded" in record["error"]
     assert cell_ranks(store.records())[("funnel", "cp/nuts")]["errors"] == ["RuntimeError: sampler exploded"]
+
+
+@pytest.mark.slow
+def test_sbc_passes_ncp_and_fails_the_wrong_jacobian_on_the_observed_funnel(tmp_path):
+    """The full check in small: 30 replications of NCP-NUTS must be calibrated, the control must not."""
+    settings = RunSettings(num_chains=4, num_warmup=300, num_samples=300)
+    store = run_sbc(tmp_path, 30, models=["funnel_observed"], labels=["ncp/nuts", "wrong_jacobian/nuts"],
+                    settings=settings, serial=True, progress=False)
+    verdicts = summarise(store.records())
+    assert verdicts[("funnel_observed", "ncp/nuts")].passed
+    assert not verdicts[("funnel_observed", "wrong_jacobian/nuts")].passed

@@ -89,7 +89,7 @@ def run_tasks(
                 if deadline is not None and time.perf_counter() > deadline:
                     break
                 save(task, work(task))
-        else:
+        elif pending:
             _run_ray(pending, work, save, address, num_cpus, env or {}, deadline)
     finally:
         bar.close()
