@@ -41,9 +41,22 @@ def perturbed_calibration(cell: dict, shift: float, scale: float):
     return calibration(ranks(cell["truth"], moved), cell["labels"], NUM_THINNED)
 
 
+def _ran_as(records: list[dict]) -> str:
+    """What the runs sampled in: auto's choices, or VIP's mean lambda per site."""
+    if records and records[0]["method"].startswith("auto"):
+        counts = {}
+        for r in records:
+            counts[r["ran_as"].split("-> ")[-1]] = counts.get(r["ran_as"].split("-> ")[-1], 0) + 1
+        return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    if records and records[0]["method"].startswith("vip"):
+        sites = sorted(records[0]["mean_lambda"])
+        return ", ".join(f"lambda({n}) {np.mean([r['mean_lambda'][n] for r in records]):.2f}" for n in sites)
+    return ""
+
+
 def _cell_row(model: str, label: str, cell: dict, cal) -> dict:
     row = {"model": model, "method": label, "replications": len(cell["rank"]), "errors": len(cell["errors"]),
-           "untrustworthy": cell["untrustworthy"],
+           "untrustworthy": cell["untrustworthy"], "sampled_in": _ran_as(cell["records"]),
            "seconds_per_run": float(np.mean([r["seconds"] for r in cell["records"]])) if cell["records"] else None}
     if cal is not None:
         j = int(np.argmin(cal.adjusted_p))
@@ -90,16 +103,16 @@ def sbc_section(records: list[dict], figures_dir: Path, power_sims: int = 200) -
 
 def _sbc_table(rows: list[dict], title: str) -> list[str]:
     lines = ["", f"**{title}**", "", "| model | method/kernel | n | errors | untrustworthy | min Holm p | worst element "
-             "(PIT mean - 0.5, sd ratio) | s/run | verdict |", "|---|---|---|---|---|---|---|---|---|"]
+             "(PIT mean - 0.5, sd ratio) | s/run | sampled in | verdict |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "passed" not in r:
             lines.append(f"| {r['model']} | {r['method']} | {r['replications']} | {r['errors']} | {r['untrustworthy']} "
-                         f"| | | | too few replications |")
+                         f"| | | | {r['sampled_in']} | too few replications |")
             continue
         verdict = "pass" if r["passed"] else "**FAIL**"
         lines.append(f"| {r['model']} | {r['method']} | {r['replications']} | {r['errors']} | {r['untrustworthy']} | "
                      f"{_fmt_p(r['min_adjusted_p'])} | {r['worst']} ({r['worst_pit_mean']:+.2f}, {r['worst_sd_ratio']:.2f}) | "
-                     f"{r['seconds_per_run']:.0f} | {verdict} |")
+                     f"{r['seconds_per_run']:.0f} | {r['sampled_in']} | {verdict} |")
     return lines
 
 
