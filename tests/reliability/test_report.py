@@ -35,7 +35,7 @@ def test_report_gives_each_cell_its_verdict(tmp_path):
     path = write_reliability_report(tmp_path / "sbc", tmp_path / "fuzz", tmp_path, power_sims=5)
     text = path.read_text()
     rows = {line.split("|")[2].strip(): line for line in text.splitlines()
-            if line.startswith("| funnel_observed |") and line.count("|") == 11}  # the cell tables' rows
+            if line.startswith("| funnel_observed |") and line.count("|") == 12}  # the cell tables' rows
     assert rows["ncp/nuts"].rstrip().endswith("| pass |")
     assert rows["wrong_jacobian/nuts"].rstrip().endswith("| **FAIL** |")
     assert "draws shifted by +0.5 posterior sd" in text and "| identity | 2 | 2 | 1 |" in text
