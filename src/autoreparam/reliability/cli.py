@@ -56,6 +56,7 @@ def add_fuzz_parser(sub):
     p.add_argument("--seed", type=int, default=0, help="corpus seed (program i is generate_program(i, seed))")
     p.add_argument("--mcmc-n", type=int, default=12, help="programs for the two sampling invariants")
     p.add_argument("--chunk", type=int, default=25, help="identity programs per task")
+    p.add_argument("--deadline-minutes", type=float, default=None, help="start no task after this; rerun to go on")
     _ray_arguments(p)
     return p
 
@@ -65,7 +66,8 @@ def run_fuzz_command(args) -> int:
 
     start = time.perf_counter()
     store = run_fuzz(args.out, n=args.n, seed=args.seed, mcmc_n=args.mcmc_n, chunk=args.chunk, address=args.address,
-                     num_cpus=args.num_cpus, serial=args.serial, progress=not args.quiet)
+                     num_cpus=args.num_cpus, serial=args.serial, progress=not args.quiet,
+                     deadline_minutes=args.deadline_minutes)
     summary = summarise_fuzz(store.records())
     for name, part in summary.items():
         print(f"{name}: {part['programs']} programs, {part['runs']} checks, {len(part['failures'])} failed")

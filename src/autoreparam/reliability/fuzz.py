@@ -14,6 +14,7 @@ or a check rejects is recorded as an error with its message: that is a finding t
 
 from __future__ import annotations
 
+import time
 import traceback
 from dataclasses import asdict
 from pathlib import Path
@@ -90,17 +91,28 @@ def run_fuzz_task(task: dict) -> dict:
 
 
 def run_fuzz(out, n: int, seed: int = 0, mcmc_n: int = 12, chunk: int = 25, settings: RunSettings = MCMC_SETTINGS, *,
-             address=None, num_cpus=1, serial=False, progress=True) -> ResultStore:
-    """Run (or resume) every fuzzing task into ``out``; returns its store."""
+             address=None, num_cpus=1, serial=False, progress=True, deadline_minutes=None) -> ResultStore:
+    """Run (or resume) every fuzzing task into ``out``; returns its store.
+
+    The sampling checks run first (few tasks, each worth more), then the identity chunks in program
+    order, so a run stopped by ``deadline_minutes`` has checked programs 0..k-1 with nothing skipped.
+    """
     store = ResultStore(out)
     tasks = plan_fuzz(n, seed, mcmc_n, chunk, settings)
+    end = None if deadline_minutes is None else time.perf_counter() + 60.0 * deadline_minutes
+
+    def left():
+        return None if end is None else max(0.0, (end - time.perf_counter()) / 60.0)
+
+    sampling = [t for t in tasks if t["kind"] != "identity"]
+    run_tasks(sampling, run_fuzz_task, store, address=address, num_cpus=num_cpus, serial=serial,
+              env=worker_environment(Path(out) / "jax_cache"), progress=progress, desc="fuzz: sampling",
+              deadline_minutes=left())
     # Identity checks compile one small program each and run it three times: compile fast.
     identity = [t for t in tasks if t["kind"] == "identity"]
     run_tasks(identity, run_fuzz_task, store, address=address, num_cpus=num_cpus, serial=serial,
-              env=worker_environment(None, fast_compile=True), progress=progress, desc="fuzz: identity")
-    sampling = [t for t in tasks if t["kind"] != "identity"]
-    run_tasks(sampling, run_fuzz_task, store, address=address, num_cpus=num_cpus, serial=serial,
-              env=worker_environment(Path(out) / "jax_cache"), progress=progress, desc="fuzz: sampling")
+              env=worker_environment(None, fast_compile=True), progress=progress, desc="fuzz: identity",
+              deadline_minutes=left())
     return store
 
 
