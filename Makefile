@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 AUTOREPARAM_DATA ?= $(abspath $(CURDIR)/../shared/data)
 export AUTOREPARAM_DATA
 
-.PHONY: install demo test test-slow bench report clean
+.PHONY: install peers demo test test-slow test-peers bench report clean
 
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,14 @@ $(STAMP): pyproject.toml requirements.lock
 
 install: $(STAMP)
 
+# Optional benchmark peers (nutpie on PyMC ports of the zoo models); `make test` never needs them.
+PEERS_STAMP := $(VENV)/.peers-stamp
+$(PEERS_STAMP): $(STAMP) requirements-peers.lock
+	$(PY) -m pip install -q -r requirements-peers.lock
+	touch $(PEERS_STAMP)
+
+peers: $(PEERS_STAMP)
+
 demo: install
 	$(VENV)/bin/autoreparam compare eight_schools
 
@@ -26,6 +34,9 @@ test: install
 
 test-slow: install
 	JAX_PLATFORMS=cpu $(PY) -m pytest -q -m slow
+
+test-peers: peers
+	JAX_PLATFORMS=cpu $(PY) -m pytest -q tests/benchmark/test_pymc_ports.py
 
 bench: install
 	$(VENV)/bin/autoreparam bench --out results/bench

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# The suite writes nothing to the user's cache; the cache itself is tested in a subprocess.
+os.environ.setdefault("AUTOREPARAM_COMPILATION_CACHE", "0")
 
 import jax  # noqa: E402
 

@@ -89,12 +89,19 @@ def cmd_compare(args) -> int:
 
     problem = _problem(args)
     start = time.perf_counter()
+    options = {"step_size_rule": "sign", "oracle_metric": "paper"} if args.paper else {}
+    if args.paper:
+        from autoreparam.vi.protocol import PAPER
+
+        options["vi_config"] = PAPER
     comparison = compare(
-        problem.model, *problem.args, num_chains=args.chains, num_warmup=args.warmup, num_samples=args.samples,
-        seed=args.seed, sites=_sites(args.sites), num_leapfrog=args.leapfrog, progress=not args.quiet, **problem.kwargs,
+        problem.model, *problem.args, kernel=args.kernel, num_chains=args.chains, num_warmup=args.warmup,
+        num_samples=args.samples, seed=args.seed, sites=_sites(args.sites), num_leapfrog=args.leapfrog,
+        progress=not args.quiet, **options, **problem.kwargs,
     )
     print(f"{problem.name}: {problem.description}")
-    print(f"{args.chains} chains x {args.samples} draws after {args.warmup} warm-up steps; L by oracle on pilot runs\n")
+    how = "NUTS" if args.kernel == "nuts" else "fixed-L HMC, L by oracle on pilot runs"
+    print(f"{args.chains} chains x {args.samples} draws after {args.warmup} warm-up steps; {how}\n")
     print(comparison.report())
     print(f"\nwall time {time.perf_counter() - start:.1f}s")
     return 0
@@ -220,9 +227,13 @@ def build_parser() -> argparse.ArgumentParser:
     vip.add_argument("--form", default="tied", choices=["tied", "separate"])
     vip.set_defaults(func=cmd_vip)
 
-    comp = sub.add_parser("compare", help="CP-HMC, NCP-HMC, iHMC and VIP-HMC side by side")
+    comp = sub.add_parser("compare", help="CP, NCP, VIP and auto side by side (NUTS); --kernel hmc: the paper's "
+                          "CP-HMC, NCP-HMC, iHMC and VIP-HMC")
     _add_model_arguments(comp)
     _add_sampler_arguments(comp)
+    comp.add_argument("--kernel", default="nuts", choices=["nuts", "hmc"])
+    comp.add_argument("--paper", action="store_true", help="with --kernel hmc: the paper's protocol (sign rule, "
+                      "per-chain metric, full VI)")
     comp.set_defaults(func=cmd_compare)
 
     bench = sub.add_parser("bench", help="the paper's benchmark; resumable, one JSON per finished cell")
@@ -236,7 +247,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--grid", default=None, help="override the L grid, e.g. 1,2,4,8")
     bench.add_argument("--patience", type=int, default=None, help="stop the L grid after this many drops")
     bench.add_argument("--methods", default=None, help="HMC methods, e.g. cp,ncp,ihmc,vip,vip_discrete")
-    bench.add_argument("--peers", default=None, help="NumPyro peers, or 'none'")
+    bench.add_argument(
+        "--peers", default=None,
+        help="peers: numpyro_nuts_cp,numpyro_nuts_ncp,numpyro_vip,nutpie_cp (nutpie needs `make peers`), or 'none'",
+    )
     bench.add_argument(
         "--extras", default="nuts,vip_nuts,auto", help="NUTS on the best method, our VIP + NUTS, auto; or ''"
     )

@@ -1,7 +1,17 @@
-"""Side-by-side comparison of CP-HMC, NCP-HMC, iHMC and VIP-HMC on one model (paper 000 Section 6).
+"""Side-by-side comparison of parameterisations on one model.
 
-One VIP run provides the CP, NCP and VIP fits for every method; each method then gets its own L by
-oracle on pilot runs and a fresh run, reported as ESS per 1000 gradient evaluations.
+Two kinds:
+
+- ``kernel="nuts"`` (the default, what a user runs): NUTS in CP, NCP and VIP's lambda, beside
+  ``auto``. One light variational fit (``vi.protocol.FAST``) gives the CP, NCP and VIP starting
+  points and VIP's lambda; every method shares one compiled NUTS program (``mcmc.segments``), so
+  the comparison costs little more than the sampling itself.
+- ``kernel="hmc"``: the paper's comparison (000 Section 6): CP-HMC, NCP-HMC, iHMC and VIP-HMC,
+  fixed-L HMC each at its own oracle L on pilot runs, from one VIP run under the paper's
+  variational protocol.
+
+Both report ESS per 1000 gradient evaluations (pooled bulk ESS, and the paper's per-chain metric),
+R-hat, divergences, whether the result can be trusted, and the seconds of each method.
 """
 
 from __future__ import annotations
@@ -11,19 +21,21 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+from autoreparam.auto import run_auto
 from autoreparam.coordinates import Coordinates
 from autoreparam.errors import ArgumentError
 from autoreparam.initial import initial_values
-from autoreparam.mcmc.config import PAPER_L_GRID, HMCConfig
+from autoreparam.mcmc.config import PAPER_L_GRID, HMCConfig, NUTSConfig
 from autoreparam.reparam.selection import select_sites
 from autoreparam.reparam.sites import analyse_model
 from autoreparam.result import Diagnostics, compute_diagnostics
-from autoreparam.sampling import sample_hmc
-from autoreparam.vi.protocol import VIConfig
+from autoreparam.sampling import sample_hmc, sample_nuts
+from autoreparam.vi.protocol import FAST, VIConfig
 from autoreparam.vi.vip import VIPResult, run_vip
 
-SPACES = {"cp": ("cp",), "ncp": ("ncp",), "ihmc": ("cp", "ncp"), "vip": ("vip",)}
-LABELS = {"cp": "CP-HMC", "ncp": "NCP-HMC", "ihmc": "iHMC", "vip": "VIP-HMC"}
+SPACES = {"cp": ("cp",), "ncp": ("ncp",), "ihmc": ("cp", "ncp"), "vip": ("vip",), "auto": ("auto",)}
+METHODS = {"nuts": ("cp", "ncp", "vip", "auto"), "hmc": ("cp", "ncp", "ihmc", "vip")}
+LABELS = {"cp": "CP", "ncp": "NCP", "ihmc": "iHMC", "vip": "VIP", "auto": "auto"}
 
 
 @dataclass(frozen=True)
@@ -31,21 +43,28 @@ class Comparison:
     vip: VIPResult = field(repr=False)
     diagnostics: dict[str, Diagnostics] = field(repr=False)
     seconds: dict[str, float]
+    kernel: str = "hmc"
+    decisions: dict = field(default_factory=dict)
+
+    def label(self, method: str) -> str:
+        suffix = "" if method in ("auto", "ihmc") else f"-{self.kernel.upper()}"
+        return LABELS[method] + suffix
 
     def table(self) -> str:
         """ESS per 1000 gradients (pooled bulk ESS, and the paper's per-chain metric), L, R-hat, divergences."""
         head = f"{'method':<9}{'pooled':>9}{'per chain (paper)':>20}{'L':>7}{'min bulk ESS':>14}{'max R-hat':>11}"
-        lines = [head + f"{'divergences':>16}  trust"]
+        lines = [head + f"{'divergences':>16}{'seconds':>9}  trust"]
         for method, d in self.diagnostics.items():
             mean, se = d.ess_per_1000_grads
-            L = d.num_leapfrog if isinstance(d.num_leapfrog, int) else ",".join(map(str, d.num_leapfrog))
+            L = d.num_leapfrog
+            L = "-" if L is None else (L if isinstance(L, int) else ",".join(map(str, L)))
             div = str(d.divergences)
             if d.space_divergences is not None and len(d.space_divergences) > 1:
                 div = "/".join(str(int(n)) for n in d.space_divergences) + " (halves)"
             lines.append(
-                f"{LABELS[method]:<9}{d.pooled_ess_per_1000_grads:>9.2f}{mean:>12.2f} +- {se:<5.2f}{L:>7}"
-                f"{d.standard.min_ess_bulk:>14.0f}{d.standard.max_r_hat:>11.3f}{div:>16}  "
-                f"{'ok' if d.health.trustworthy else 'NO'}"
+                f"{self.label(method):<9}{d.pooled_ess_per_1000_grads:>9.2f}{mean:>12.2f} +- {se:<5.2f}{L:>7}"
+                f"{d.standard.min_ess_bulk:>14.0f}{d.standard.max_r_hat:>11.3f}{div:>16}"
+                f"{self.seconds.get(method, float('nan')):>9.1f}  {'ok' if d.health.trustworthy else 'NO'}"
             )
         return "\n".join(lines)
 
@@ -53,10 +72,11 @@ class Comparison:
         elbo = "\n".join(
             f"  {label:<13} ELBO {fit.elbo:10.3f} +- {fit.elbo_se:.3f}" for label, fit in self.vip.fits.items()
         )
-        health = "\n".join(f"  {LABELS[method]}: {line}" for method, d in self.diagnostics.items() for line in d.health.lines())
+        health = "\n".join(f"  {self.label(m)}: {line}" for m, d in self.diagnostics.items() for line in d.health.lines())
+        why = "".join(f"\nauto: {text}\n" for text in self.decisions.values())
         return (
-            f"ESS per 1000 gradient evaluations, min over elements (pooled over chains; per chain as in the paper)\n"
-            f"{self.table()}\n" + (f"\n{health}\n" if health else "")
+            "ESS per 1000 gradient evaluations, min over elements (pooled over chains; per chain as in the paper)\n"
+            f"{self.table()}\n" + (f"\n{health}\n" if health else "") + why
             + f"\nvariational fits:\n{elbo}\n\nlambda found by VIP (1 = centred, 0 = non-centred):\n"
             f"{self.vip.vip.parameterisation.describe()}"
         )
@@ -65,7 +85,8 @@ class Comparison:
 def compare(
     model: Callable,
     *model_args,
-    methods: Sequence[str] = ("cp", "ncp", "ihmc", "vip"),
+    kernel: str = "nuts",
+    methods: Sequence[str] | None = None,
     num_chains: int = 4,
     num_warmup: int = 1000,
     num_samples: int = 2000,
@@ -79,32 +100,43 @@ def compare(
     progress: bool = True,
     **model_kwargs,
 ) -> Comparison:
-    """Every method of ``methods`` on one model, each at its own oracle L, from one VIP run's fits.
+    """Every method of ``methods`` (default: ``METHODS[kernel]``) on one model, side by side.
 
-    Defaults as ``infer``'s (windowed adaptation, L scored by pooled ESS with R-hat checked);
+    HMC defaults as ``infer``'s (windowed adaptation, L scored by pooled ESS with R-hat checked);
     ``step_size_rule="sign", oracle_metric="paper"`` is the paper's protocol.
     """
-    unknown = [m for m in methods if m not in SPACES]
+    if kernel not in METHODS:
+        raise ArgumentError(f"unknown kernel '{kernel}' for compare; choose from {', '.join(METHODS)}")
+    methods = tuple(METHODS[kernel] if methods is None else methods)
+    allowed = METHODS[kernel] + (("auto",) if kernel == "hmc" else ())
+    unknown = [m for m in methods if m not in allowed]
     if unknown:
-        raise ArgumentError(f"unknown method '{unknown[0]}' for compare; choose from {', '.join(SPACES)}")
+        raise ArgumentError(f"method '{unknown[0]}' is not compared with kernel='{kernel}'; choose from {', '.join(allowed)}")
     seconds = {}
     start = time.perf_counter()
     structure = analyse_model(model, *model_args, seed=seed, **model_kwargs)
     coords = Coordinates(model, model_args, model_kwargs, select_sites(structure, sites))
-    init = initial_values(model, model_args, model_kwargs, structure.names, seed=seed)
-    vi_config = dataclasses.replace(vi_config or VIConfig(), progress=progress)
+    init, free_init = initial_values(model, model_args, model_kwargs, structure.names, seed=seed, unconstrained=True)
+    vi_config = dataclasses.replace(vi_config or (FAST if kernel == "nuts" else VIConfig()), progress=progress)
     vip = run_vip(coords, init, vi_config, discrete=False, seed=seed)
     seconds["variational"] = time.perf_counter() - start
-    config = HMCConfig(num_warmup=num_warmup, num_samples=num_samples, step_size_rule=step_size_rule)
-    diagnostics = {}
+    hmc_config = HMCConfig(num_warmup=num_warmup, num_samples=num_samples, step_size_rule=step_size_rule)
+    nuts_config = NUTSConfig(num_warmup=num_warmup, num_samples=num_samples)
+    diagnostics, decisions = {}, {}
     for method in methods:
         start = time.perf_counter()
-        spaces = [vip.fits[label] for label in SPACES[method]]
-        chains, oracle = sample_hmc(
-            coords, spaces, config, num_chains, num_leapfrog, leapfrog_grid, seed, metric=oracle_metric
-        )
+        oracle, labels = None, SPACES[method]
+        if method == "auto":
+            outcome = run_auto(coords, free_init, init, num_chains, nuts_config, seed)
+            chains, labels, decisions[method] = outcome.chains, (outcome.label,), outcome.reason
+        elif kernel == "nuts":
+            chains = sample_nuts(coords, vip.fits[method], num_chains, nuts_config, seed)
+        else:
+            spaces = [vip.fits[label] for label in labels]
+            chains, oracle = sample_hmc(
+                coords, spaces, hmc_config, num_chains, num_leapfrog, leapfrog_grid, seed, metric=oracle_metric
+            )
         samples = coords.split_original(chains.draws)
-        diagnostics[method] = compute_diagnostics(samples, chains, oracle, SPACES[method])
+        diagnostics[method] = compute_diagnostics(samples, chains, oracle, labels)
         seconds[method] = time.perf_counter() - start
-    return Comparison(vip, diagnostics, seconds)
-
+    return Comparison(vip, diagnostics, seconds, kernel, decisions)

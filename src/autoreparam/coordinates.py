@@ -19,6 +19,7 @@ plus a log-Jacobian. The identity ``log p_u(u) = log p_v(v(u)) + log|det dv/du|`
 
 from __future__ import annotations
 
+import copy
 from typing import Callable
 
 import jax
@@ -31,6 +32,7 @@ from numpyro.infer.util import potential_energy
 from numpyro.primitives import Messenger
 
 from autoreparam.errors import ArgumentError
+from autoreparam.model_data import ModelData
 from autoreparam.reparam.handlers import aux_name, decentre_site, reparameterise
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import ReparamPlan
@@ -68,13 +70,19 @@ def _sum(x) -> jax.Array:
 
 
 class Coordinates:
-    """The coordinate maps and log densities of one model, bound to its data, under a site plan."""
+    """The coordinate maps and log densities of one model, bound to its data, under a site plan.
+
+    The data's arrays (``data``) can be swapped for others of the same shapes (``with_data``), so a
+    compiled program takes them as runtime arguments and serves new data without recompiling;
+    ``program_key`` names everything else a program built on these coordinates depends on.
+    """
 
     def __init__(self, model: Callable, model_args: tuple, model_kwargs: dict, plan: ReparamPlan):
         self.model = model
         self.model_args = tuple(model_args)
         self.model_kwargs = dict(model_kwargs)
         self.plan = plan
+        self._data = ModelData.for_model(model, self.model_args, self.model_kwargs)
         self.structure = plan.structure
         self.names = self.structure.names
         template = {s.name: jnp.zeros(s.unconstrained_shape) for s in self.structure.latents}
@@ -83,6 +91,25 @@ class Coordinates:
         original = {s.name: jnp.zeros(s.shape) for s in self.structure.latents}
         flat, self._unravel_original = ravel_pytree(original)
         self.original_dim = int(flat.size)
+
+    # --- data as runtime arguments ---------------------------------------------------------------
+    @property
+    def data(self) -> tuple:
+        """The data's arrays (every array leaf of the model's arguments), in a fixed order."""
+        return self._data.arrays
+
+    def with_data(self, data) -> "Coordinates":
+        """The same coordinates bound to other arrays of the same structure (e.g. traced arguments)."""
+        bound = copy.copy(self)
+        bound.model_args, bound.model_kwargs = self._data.rebuild(data)
+        return bound
+
+    @property
+    def program_key(self) -> tuple:
+        """What a compiled program on these coordinates depends on besides its arguments: the model,
+        the data's structure and non-array values, and the site plan."""
+        plan = (self.plan.names, self.structure.names, self.plan.policy)
+        return (self.model, self._data.key, plan)
 
     # --- flat vectors (what samplers and VI see) ------------------------------------------------
     def ravel(self, tree: dict) -> jax.Array:

@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from autoreparam import compilation_cache
 from autoreparam.auto import run_auto
 from autoreparam.coordinates import Coordinates
 from autoreparam.errors import ArgumentError, ConvergenceWarning
@@ -22,11 +23,12 @@ from autoreparam.mcmc.oracle import check_grid
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import select_sites
 from autoreparam.reparam.sites import analyse_model
+from autoreparam.progress import SamplingProgress
 from autoreparam.result import InferenceResult, compute_diagnostics
 from autoreparam.sampling import ORACLE_METRICS, sample_hmc, sample_nuts
 from autoreparam.validation import check_call
 from autoreparam.vi.fits import fit_parameterisations
-from autoreparam.vi.protocol import FAST, VIConfig
+from autoreparam.vi.protocol import VIConfig
 from autoreparam.vi.vip import run_vip
 
 METHODS = ("cp", "ncp", "vip", "ihmc", "auto", "given")
@@ -67,15 +69,16 @@ def given_parameterisation(plan, value) -> Parameterisation:
 
 
 def _variational_fits(method, coords, init, vi_config, form, seed, given=None):
-    """The fits a method needs, the fits to sample in, and why."""
+    """``(VIPResult or None, fits by label, (compile seconds, run seconds))`` of the fits a method needs."""
     plan = coords.plan
-    if method in ("vip", "auto"):
+    if method == "vip":
         vip = run_vip(coords, init, vi_config, form=form, discrete=False, seed=seed)
-        return vip, vip.fits
+        timings = list(vip.timing.values())
+        return vip, vip.fits, (sum(t["compile_seconds"] for t in timings), sum(t["run_seconds"] for t in timings))
     targets = {"cp": Parameterisation.centred(plan), "ncp": Parameterisation.non_centred(plan), "given": given}
     wanted = {"cp": ["cp"], "ncp": ["ncp"], "ihmc": ["cp", "ncp"], "given": ["given"]}[method]
-    fits, _ = fit_parameterisations(coords, {k: targets[k] for k in wanted}, init, vi_config, seed=seed, label="VI")
-    return fits, fits
+    fits, timing = fit_parameterisations(coords, {k: targets[k] for k in wanted}, init, vi_config, seed=seed, label="VI")
+    return None, fits, (timing["compile_seconds"], timing["run_seconds"])
 
 
 def _spaces(method, fits, vi):
@@ -88,6 +91,11 @@ def _spaces(method, fits, vi):
         return [fits[vi.recommended]], f"VIP-HMC in {vi.recommended.upper()}: {vi.reason}"
     reasons = {"cp": "centred, as written", "ncp": "every planned site non-centred", "given": "the parameterisation given"}
     return [fits[method]], reasons[method]
+
+
+def _bar(enabled: bool, config):
+    """A progress reporter for sampling transitions (``progress.SamplingProgress``), or None."""
+    return SamplingProgress(config.num_warmup + config.num_samples) if enabled else None
 
 
 def infer(
@@ -115,20 +123,23 @@ def infer(
     """Sample the posterior of the centred ``model(*model_args, **model_kwargs)`` in a better parameterisation.
 
     ``method``: "cp", "ncp", "vip" (VIP-HMC, paper 000 Algorithm 2), "ihmc" (Algorithm 1), "auto" (our
-    default: CP, NCP or VIP chosen by pilot chains, then NUTS) or "given" (the partial centring
-    ``parameterisation``: a lambda for every element, a mapping site -> lambda, or a Parameterisation). ``kernel``: "hmc" (fixed L, the paper's
-    set-up; L by oracle over ``leapfrog_grid`` unless given) or "nuts"; "auto" defaults to NUTS, the
-    others to HMC. Samples and initial values are always in the original coordinates.
+    default: NUTS in the partial centring of the Section 3 rule, learnt during warm-up and checked
+    by pilot draws; docs/auto.md) or "given" (the partial centring ``parameterisation``: a lambda
+    for every element, a mapping site -> lambda, or a Parameterisation). ``kernel``: "hmc" (fixed
+    L, the paper's set-up; L by oracle over ``leapfrog_grid`` unless given) or "nuts"; "auto"
+    defaults to NUTS, the others to HMC. Samples and initial values are always in the original
+    coordinates.
 
     Safe defaults for fixed-L HMC: ``step_size_rule="window"`` (Stan's windowed adaptation of the step
     size and a diagonal mass matrix, seeded by q) and ``oracle_metric="pooled"`` (L scored by pooled
-    rank-normalised ESS; L at which the chains disagree is never chosen). ``step_size_rule="sign"``
-    with ``oracle_metric="paper"`` is the paper's protocol. A result whose R-hat, ESS or divergences
+    rank-normalised ESS; an L at which the pilot chains disagree, R-hat above 1.05, is never
+    chosen). ``step_size_rule="sign"`` with ``oracle_metric="paper"`` is the paper's protocol. A result whose R-hat, ESS or divergences
     make it untrustworthy says so in ``summary()`` and ``result.health``, and ``infer`` warns
     (``autoreparam.ConvergenceWarning``). ``target_accept``: the mean acceptance the step size is
     adapted to (NUTS and windowed HMC: 0.8 by default; raise it, e.g. to 0.95, against divergences).
     """
     model_args, model_kwargs = check_call(model, model_args, model_kwargs, seed)
+    compilation_cache.ensure()
     kernel = _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_leapfrog)
     if parameterisation is not None and method != "given":
         raise ArgumentError(f"parameterisation= is for method='given', not method={method!r}")
@@ -138,41 +149,45 @@ def infer(
     nuts_config = NUTSConfig(num_warmup=num_warmup, num_samples=num_samples, target_accept=target_accept or 0.8)
     if oracle_metric not in ORACLE_METRICS:
         raise ArgumentError(f"oracle_metric must be one of {', '.join(ORACLE_METRICS)}, got {oracle_metric!r}")
-    timing = {}
-    start = time.perf_counter()
+    started = time.perf_counter()
     structure = analyse_model(model, *model_args, seed=seed, **model_kwargs)
     plan = select_sites(structure, sites)
     coords = Coordinates(model, model_args, model_kwargs, plan)
     given = given_parameterisation(plan, parameterisation) if method == "given" else None
-    init = initial_values(model, model_args, model_kwargs, structure.names, init_strategy, seed)
-    if vi_config is None:
-        vi_config = FAST if method == "auto" else VIConfig()
-    vi_config = dataclasses.replace(vi_config, progress=progress)
-    vi, fits = _variational_fits(method, coords, init, vi_config, form, seed, given)
-    timing["variational"] = time.perf_counter() - start
-
-    start = time.perf_counter()
-    oracle = None
+    init, free_init = initial_values(model, model_args, model_kwargs, structure.names, init_strategy, seed,
+                                     unconstrained=True)
+    timing = {"analysis": time.perf_counter() - started}
+    oracle, vi = None, None
+    bar = _bar(progress and (method == "auto" or kernel == "nuts"), nuts_config)
     if method == "auto":
-        outcome = run_auto(coords, vi, num_chains, nuts_config, seed)
-        spaces, decision, chains = [fits[outcome.label]], outcome.reason, outcome.chains
-        timing["pilot"] = outcome.pilot_seconds
+        # No variational fit: the Section 3 rule gives the parameterisation, learnt during warm-up.
+        outcome = run_auto(coords, free_init, init, num_chains, nuts_config, seed, progress=bar)
+        chains, decision, lam, labels = outcome.chains, outcome.reason, outcome.param.lam, (outcome.label,)
+        timing.update(outcome.timing)
     else:
+        vi_config = dataclasses.replace(vi_config or VIConfig(), progress=progress)
+        vi, fits, (compile_vi, run_vi) = _variational_fits(method, coords, init, vi_config, form, seed, given)
+        timing.update(compile=compile_vi, variational=run_vi)
         spaces, decision = _spaces(method, fits, vi)
         if kernel == "nuts":
-            chains = sample_nuts(coords, spaces[0], num_chains, nuts_config, seed)
+            chains = sample_nuts(coords, spaces[0], num_chains, nuts_config, seed, progress=bar)
         else:
             config = HMCConfig(num_warmup=num_warmup, num_samples=num_samples, step_size_rule=step_size_rule,
                                target_accept=target_accept)
             chains, oracle = sample_hmc(
                 coords, spaces, config, num_chains, num_leapfrog, leapfrog_grid, seed, metric=oracle_metric
             )
-    timing["sampling"] = time.perf_counter() - start - timing.get("pilot", 0.0)
-    timing["compile"] = chains.seconds.get("compile", 0.0)
-
+            if oracle is not None:
+                timing["pilots"] = sum(sum(r.seconds.values()) for r in oracle.runs.values())
+        timing["compile"] += chains.seconds.get("compile", 0.0)
+        timing.update(warmup=chains.seconds.get("warmup", 0.0), sampling=chains.seconds.get("sampling", 0.0))
+        lam = spaces[-1].parameterisation.lam  # for iHMC: the non-centred half
+        labels = tuple(f.label for f in spaces)
+    timing["total"] = time.perf_counter() - started
+    if bar is not None:
+        bar.close()
     samples = coords.split_original(chains.draws)
-    lam = spaces[-1].parameterisation.lam  # for iHMC: the non-centred half
-    diagnostics = compute_diagnostics(samples, chains, oracle, tuple(f.label for f in spaces))
+    diagnostics = compute_diagnostics(samples, chains, oracle, labels)
     if not diagnostics.health.trustworthy:
         warnings.warn(
             "autoreparam.infer: the result is not trustworthy: " + " ".join(diagnostics.health.warnings)
@@ -181,7 +196,7 @@ def infer(
             stacklevel=2,
         )
     return InferenceResult(
-        method=method if method != "auto" else f"auto -> {spaces[0].label}",
+        method=method if method != "auto" else f"auto -> {labels[0]}",
         kernel=kernel,
         samples=samples,
         parameterisation=lam,
@@ -190,6 +205,6 @@ def infer(
         decision=decision,
         plan=plan,
         chains=chains,
-        vi=vi,
+        vi=vi if vi is not None or method == "auto" else fits,
         timing=timing,
     )

@@ -16,36 +16,48 @@ from typing import Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import numpyro
 from numpyro import handlers
 from numpyro.infer.initialization import init_to_median, init_to_uniform
+from numpyro.infer.util import log_density, unconstrain_fn
 
 from autoreparam.errors import ModelError, SiteError
+from autoreparam.mcmc.programs import PROGRAMS
+from autoreparam.model_data import ModelData
 from autoreparam.validation import model_failure, nonfinite_site
 
 # Random starting points tried after the prior median, when the user gave no init strategy.
 _FALLBACK_STARTS = 10
+# Module-level strategies: a strategy is part of the compiled program's key, so a fresh partial per
+# call would compile anew on every call.
+_MEDIAN = init_to_median(num_samples=15)
 
 
 def initial_values(
-    model: Callable, model_args: tuple, model_kwargs: dict, names, init_strategy: Callable | None = None, seed: int = 0
-) -> dict[str, jax.Array]:
+    model: Callable, model_args: tuple, model_kwargs: dict, names, init_strategy: Callable | None = None, seed: int = 0,
+    unconstrained: bool = False,
+):
     """Latent values chosen by a NumPyro init strategy (default: the median of 15 prior draws).
 
+    With ``unconstrained=True`` returns ``(values, unconstrained values)``: the latter in the centred
+    program's unconstrained coordinates (``Coordinates``' ``v``), where a sampler can start.
     Raises ``SiteError`` naming the first site whose log density is not finite at the chosen values
     (after ``_FALLBACK_STARTS`` random points, for the default strategy).
     """
     if init_strategy is not None:
         candidates = [(init_strategy, seed)]
     else:
-        candidates = [(init_to_median(num_samples=15), seed)]
+        candidates = [(_MEDIAN, seed)]
         candidates += [(init_to_uniform, seed + 1 + k) for k in range(_FALLBACK_STARTS)]
     first_problem = None
     for strategy, strategy_seed in candidates:
-        values = _values(model, model_args, model_kwargs, names, strategy, strategy_seed)
+        values, total, free = _values(model, model_args, model_kwargs, names, strategy, strategy_seed)
+        if np.isfinite(total):
+            return (values, free) if unconstrained else values
         problem = nonfinite_site(model, model_args, model_kwargs, values)
         if problem is None:
-            return values
+            return (values, free) if unconstrained else values
         first_problem = first_problem or problem
     site, explanation = first_problem
     tried = "" if len(candidates) == 1 else f" (and at {len(candidates) - 1} random starting points)"
@@ -54,17 +66,38 @@ def initial_values(
     raise SiteError(site, explanation + tried)
 
 
-def _values(model, model_args, model_kwargs, names, strategy, seed) -> dict[str, jax.Array]:
-    substituted = handlers.substitute(handlers.seed(model, rng_seed=seed), substitute_fn=strategy)
-    # block: invisible to any handler the caller has around us. Validation off: a bad init value must
-    # reach our check below (which names the site), not fail inside a distribution's constructor.
-    with handlers.block(), numpyro.validation_enabled(False):
-        try:
+def _values(model, model_args, model_kwargs, names, strategy, seed) -> tuple[dict, float, dict]:
+    """The strategy's values, the model's log density there and the values unconstrained, in one
+    compiled program.
+
+    Compiled rather than run op by op: the first eager run of a model compiles each primitive it
+    calls separately, which took seconds on radon; one program takes a fraction of that.
+    """
+
+    data = ModelData.for_model(model, model_args, model_kwargs)
+
+    def values_and_density(arrays, key):
+        model_args, model_kwargs = data.rebuild(arrays)
+        key, density_key = jax.random.split(key)
+        substituted = handlers.substitute(handlers.seed(model, rng_seed=key), substitute_fn=strategy)
+        # block: invisible to any handler the caller has around us. Validation off: a bad init value
+        # must reach our check below (which names the site), not fail in a distribution's constructor.
+        with handlers.block(), numpyro.validation_enabled(False):
             trace = handlers.trace(substituted).get_trace(*model_args, **model_kwargs)
-        except Exception as error:  # noqa: BLE001 - re-raised as an autoreparam error naming the model
-            raise model_failure(model, error) from error
-    values = {n: jnp.asarray(trace[n]["value"]) for n in names}
+        values = {n: jnp.asarray(trace[n]["value"]) for n in names}
+        # Seeded: a site the caller left unobserved (y=None) is sampled, not an error.
+        seeded = handlers.seed(model, rng_seed=density_key)
+        total = log_density(seeded, model_args, model_kwargs, values)[0]
+        return values, total, unconstrain_fn(seeded, model_args, model_kwargs, values)
+
+    # One executable per model, strategy and data shapes: a second call compiles nothing.
+    program_key = ("initial_values", model, data.key, tuple(names), strategy)
+    try:
+        (values, total, free), _, _ = PROGRAMS(program_key, lambda: values_and_density,
+                                               (data.arrays, jax.random.PRNGKey(seed)))
+    except Exception as error:  # noqa: BLE001 - re-raised as an autoreparam error naming the model
+        raise model_failure(model, error) from error
     for n, val in values.items():
         if not bool(jnp.all(jnp.isfinite(val))):
             raise SiteError(n, "the init strategy gave non-finite initial values; give finite values in the support")
-    return values
+    return values, float(total), free

@@ -27,7 +27,11 @@ def progress_reporter(total: int, label: str, enabled: bool = True, describe: Ca
         return
     from tqdm.auto import tqdm  # imported lazily: only long interactive runs need it
 
-    bar = tqdm(total=total, desc=label, file=sys.stderr, leave=False, mininterval=0.5)
+    # Off a terminal, redrawn frames would flood the log: four plain lines instead (see `interactive`).
+    bar = tqdm(total=total, desc=label, file=sys.stderr, leave=False, mininterval=0.5,
+               disable=not interactive())
+    if not interactive():
+        print(f"{label}: {total} steps", file=sys.stderr, flush=True)
     pending = {"step": None, "values": []}
 
     def flush():
@@ -52,3 +56,44 @@ def progress_reporter(total: int, label: str, enabled: bool = True, describe: Ca
         flush()
         bar.n = total
         bar.close()
+
+
+def interactive() -> bool:
+    """A progress bar that redraws itself belongs on a terminal; in a log it floods (a CI log of one
+    ``infer`` held hundreds of redrawn lines), so elsewhere progress is a few plain lines."""
+    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
+class SamplingProgress:
+    """Progress of MCMC transitions, all chains together: a tqdm bar on a terminal, else a plain line
+    every ``PLAIN_EVERY`` of the planned transitions. It is updated on the host between compiled
+    segments (``mcmc.segments``), so it costs the compiled program nothing.
+    """
+
+    PLAIN_EVERY = 0.25
+
+    def __init__(self, total: int, label: str = "sampling"):
+        self.total, self.label, self.done = int(total), label, 0
+        self._next_line = self.PLAIN_EVERY
+        self._bar = None
+        if interactive():
+            from tqdm.auto import tqdm  # imported lazily: only interactive runs draw a bar
+
+            self._bar = tqdm(total=self.total, desc=label, file=sys.stderr, leave=False, mininterval=0.5,
+                             unit="transition")
+
+    def __call__(self, transitions: int, draws=None) -> None:
+        self.done += int(transitions)
+        divergent = int(np.sum(draws[3])) if draws is not None else 0
+        if self._bar is not None:
+            self._bar.update(int(transitions))
+            if divergent:
+                self._bar.set_postfix_str(f"{divergent} divergent in the last segment", refresh=False)
+        elif self.done >= self._next_line * self.total:
+            print(f"{self.label}: {self.done} of {self.total} transitions", file=sys.stderr, flush=True)
+            while self._next_line * self.total <= self.done:
+                self._next_line += self.PLAIN_EVERY
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()

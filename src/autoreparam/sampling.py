@@ -20,7 +20,7 @@ from autoreparam.errors import ArgumentError
 from autoreparam.mcmc.config import HMCConfig, NUTSConfig
 from autoreparam.mcmc.hmc import CycleSampler
 from autoreparam.mcmc.nuts import NUTSSampler
-from autoreparam.mcmc.oracle import oracle_over_families
+from autoreparam.mcmc.oracle import PILOT_MAX_R_HAT, oracle_over_families
 from autoreparam.vi.fits import VIFit
 
 ORACLE_METRICS = ("pooled", "paper")
@@ -101,6 +101,7 @@ def sample_hmc(
             efficiency_score(coords, metric),
             leapfrog_families(grid, len(params)),
             patience=patience,
+            max_r_hat=PILOT_MAX_R_HAT,
             metric=metric,
         )
         num_leapfrog = oracle.best_leapfrog
@@ -108,7 +109,7 @@ def sample_hmc(
     return chains, oracle
 
 
-def sample_nuts(coords: Coordinates, fit: VIFit, num_chains: int, config: NUTSConfig, seed: int):
+def sample_nuts(coords: Coordinates, fit: VIFit, num_chains: int, config: NUTSConfig, seed: int, progress=None):
     """NUTS from draws of q, with q's variances seeding the window adaptation's mass matrix."""
     sampler = NUTSSampler(coords, config)
-    return sampler.run(fit.parameterisation, fit.scale**2, draws_from_q(fit, num_chains, seed), seed)
+    return sampler.run(fit.parameterisation, fit.scale**2, draws_from_q(fit, num_chains, seed), seed, progress=progress)

@@ -1,26 +1,23 @@
-"""Fixtures for the language tests: the real data folder (tests skip without AUTOREPARAM_DATA)."""
+"""Fixtures for the language tests: the real data folder, resolved as the model-zoo tests resolve it."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-_PROBE_FILES = ("radon/srrs2.dat", "german_credit/german.data", "election88/election88_full.data.json")
+from tests.models.conftest import _PROBE_FILES, real_data_dir
 
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
-    """``$AUTOREPARAM_DATA``; skips the test, saying why, when it is unset or incomplete."""
-    root = os.environ.get("AUTOREPARAM_DATA")
-    if not root:
-        pytest.skip("AUTOREPARAM_DATA is not set: point it at a folder laid out like shared/data")
-    missing = [f for f in _PROBE_FILES if not (Path(root) / f).is_file()]
+    """The real data folder (``$AUTOREPARAM_DATA``, else ``shared/data`` beside the checkout); skips if absent."""
+    root = real_data_dir()
+    missing = [f for f in _PROBE_FILES if not (root / f).is_file()]
     if missing:
-        pytest.skip(f"real data not found: {root} lacks {missing}")
-    return Path(root)
+        pytest.skip(f"real data not found: {root} lacks {missing}; set AUTOREPARAM_DATA to a folder laid out like shared/data")
+    return root
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -5,8 +5,13 @@
 - ``numpyro_vip``: NumPyro's VIP workflow: ``LocScaleReparam(centered=None)`` (one learnable centring
   per site) fitted with an ``AutoNormal`` guide by SVI, then NUTS with the centring fixed.
 
+- ``nutpie_cp``: nutpie's Rust NUTS on a PyMC port of the centred model (``nutpie_peer.py``; needs the
+  optional ``peers`` extra, and is skipped with a note where it is not installed).
+
 Sites: those our default policy picks (latents whose prior depends on another latent), which is what a
-NumPyro user would reparameterise. Every phase is timed (SVI, compile + warm-up, sampling).
+NumPyro user would reparameterise. Every phase is timed: ``compile`` (JAX's tracing, lowering and
+compilation inside SVI, warm-up and sampling, measured by ``CompileMeter``), ``variational`` (SVI less
+its compilation), ``warmup`` and ``sampling`` (each less the compilation it triggered).
 """
 
 from __future__ import annotations
@@ -21,12 +26,14 @@ from numpyro.infer import MCMC, NUTS, SVI, Trace_ELBO
 from numpyro.infer.autoguide import AutoNormal
 from numpyro.infer.reparam import LocScaleReparam
 
+from autoreparam.benchmark.compile_meter import CompileMeter
 from autoreparam.benchmark.summary import summarise
 from autoreparam.benchmark.workspace import Workspace
 from autoreparam.mcmc.chains import ChainResult
 from autoreparam.reparam.selection import select_sites
 
 SVI_LEARNING_RATE = 0.01
+NUTPIE = "nutpie_cp"
 
 
 def _nuts(model, ws: Workspace, seed: int, names) -> tuple[ChainResult, dict]:
@@ -37,13 +44,15 @@ def _nuts(model, ws: Workspace, seed: int, names) -> tuple[ChainResult, dict]:
     )
     key = jax.random.PRNGKey(seed)
     start = time.perf_counter()
-    mcmc.warmup(key, *prob.args, collect_warmup=True, extra_fields=("num_steps", "diverging"), **prob.kwargs)
-    warm = {k: np.asarray(v) for k, v in mcmc.get_extra_fields(group_by_chain=True).items()}
+    with CompileMeter() as warm_compile:
+        mcmc.warmup(key, *prob.args, collect_warmup=True, extra_fields=("num_steps", "diverging"), **prob.kwargs)
+        warm = {k: np.asarray(v) for k, v in mcmc.get_extra_fields(group_by_chain=True).items()}
     warmup_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    mcmc.run(mcmc.post_warmup_state.rng_key, *prob.args, extra_fields=("num_steps", "diverging"), **prob.kwargs)
+    with CompileMeter() as run_compile:  # the sampling phase compiles its own program
+        mcmc.run(mcmc.post_warmup_state.rng_key, *prob.args, extra_fields=("num_steps", "diverging"), **prob.kwargs)
+        extra = {k: np.asarray(v) for k, v in mcmc.get_extra_fields(group_by_chain=True).items()}
     sampling_seconds = time.perf_counter() - start
-    extra = {k: np.asarray(v) for k, v in mcmc.get_extra_fields(group_by_chain=True).items()}
     samples = {n: np.asarray(v) for n, v in mcmc.get_samples(group_by_chain=True).items() if n in names}
     flat = np.concatenate(
         [samples[n].reshape(samples[n].shape[:2] + (-1,)) for n in sorted(names)], axis=-1
@@ -58,24 +67,46 @@ def _nuts(model, ws: Workspace, seed: int, names) -> tuple[ChainResult, dict]:
         warmup_divergences=warm["diverging"].sum(axis=1),
         step_size=np.full((flat.shape[0], 1), np.nan),
         num_leapfrog=None,
-        seconds={"warmup_with_compile": warmup_seconds, "sampling": sampling_seconds},
+        seconds={
+            "compile": warm_compile.seconds + run_compile.seconds,
+            "warmup": warmup_seconds - warm_compile.seconds,
+            "sampling": sampling_seconds - run_compile.seconds,
+        },
     )
     return chains, samples
 
 
-def _svi_centring(model, ws: Workspace, sites, seed: int) -> tuple[dict, float]:
+def _svi_centring(model, ws: Workspace, sites, seed: int) -> tuple[dict, dict]:
+    """The SVI-learned centring per site, and the seconds of SVI: its compilation and the rest."""
     learnable = reparam(model, config={s: LocScaleReparam(centered=None) for s in sites})
     guide = AutoNormal(learnable)
     svi = SVI(learnable, guide, numpyro.optim.Adam(SVI_LEARNING_RATE), Trace_ELBO())
     start = time.perf_counter()
-    result = svi.run(
-        jax.random.PRNGKey(seed), ws.protocol.peer_svi_steps, *ws.problem.args, progress_bar=False, **ws.problem.kwargs
-    )
-    centring = {s: np.asarray(result.params[f"{s}_centered"]) for s in sites}
-    return centring, time.perf_counter() - start
+    with CompileMeter() as compiling:
+        result = svi.run(
+            jax.random.PRNGKey(seed), ws.protocol.peer_svi_steps, *ws.problem.args, progress_bar=False,
+            **ws.problem.kwargs,
+        )
+        centring = {s: np.asarray(result.params[f"{s}_centered"]) for s in sites}
+    total = time.perf_counter() - start
+    return centring, {"compile": compiling.seconds, "variational": total - compiling.seconds}
+
+
+def missing_requirement(peer: str) -> str | None:
+    """Why ``peer`` cannot run in this environment (an optional extra not installed), or None."""
+    if peer == NUTPIE:
+        from autoreparam.benchmark.nutpie_peer import missing_extra
+
+        return missing_extra()
+    return None
 
 
 def run_peer_cell(ws: Workspace, peer: str, seed: int) -> None:
+    if peer == NUTPIE:
+        from autoreparam.benchmark.nutpie_peer import run_nutpie_cell
+
+        run_nutpie_cell(ws, seed)
+        return
     model = ws.problem.model
     names = set(ws.structure.names)
     sites = select_sites(ws.structure, "default").names
@@ -86,12 +117,13 @@ def run_peer_cell(ws: Workspace, peer: str, seed: int) -> None:
     elif peer == "numpyro_nuts_ncp":
         target = reparam(model, config={s: LocScaleReparam(0.0) for s in sites})
     elif peer == "numpyro_vip":
-        lam, seconds["svi"] = _svi_centring(model, ws, sites, seed)
+        lam, seconds = _svi_centring(model, ws, sites, seed)
         target = reparam(model, config={s: LocScaleReparam(centered=lam[s]) for s in sites})
     else:
         raise ValueError(f"unknown peer '{peer}'")
     chains, samples = _nuts(target, ws, seed, names)
-    seconds.update(chains.seconds)
+    for phase, value in chains.seconds.items():
+        seconds[phase] = seconds.get(phase, 0.0) + value
     total = sum(seconds.values())
     record, arrays = summarise(chains, samples, ws.protocol.keep_draws)
     record.update(

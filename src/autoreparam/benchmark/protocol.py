@@ -26,7 +26,8 @@ PAPER_MODELS = (
 # "vip" and "vip_discrete" follow the paper (VIP started at lambda = 0.5); "vip_ms" is our default VIP,
 # started from lambda in {0.05, 0.5, 0.95} (vi/protocol.py explains why).
 HMC_METHODS = ("cp", "ncp", "ihmc", "vip", "vip_discrete", "vip_ms")
-PEERS = ("numpyro_nuts_cp", "numpyro_nuts_ncp", "numpyro_vip")
+# nutpie_cp runs where the optional peers extra is installed (`make peers`) and is skipped elsewhere.
+PEERS = ("numpyro_nuts_cp", "numpyro_nuts_ncp", "numpyro_vip", "nutpie_cp")
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import time
 from typing import Iterable
 
 from autoreparam.benchmark.cells import hmc_key, run_auto_cell, run_hmc_cell, run_nuts_best_cell, run_vip_nuts_cell
-from autoreparam.benchmark.peers import run_peer_cell
+from autoreparam.benchmark.peers import missing_requirement, run_peer_cell
 from autoreparam.benchmark.protocol import HMC_METHODS, PEERS, Protocol
 from autoreparam.benchmark.store import ResultStore
 from autoreparam.benchmark.workspace import Workspace, vi_key
@@ -62,8 +62,15 @@ def run_benchmark(
         if deadline_minutes is not None and time.perf_counter() - started > 60 * deadline_minutes:
             raise _Deadline()
 
+    runnable = []
+    for peer in peers:
+        reason = missing_requirement(peer)
+        if reason is None:
+            runnable.append(peer)
+        else:  # not saved as a failed cell, so that a rerun after installing the extra runs it
+            bar.write(f"skipping peer {peer}: {reason}")
     try:
-        _run_all(protocol, store, data_dir, quirks, tuple(methods), tuple(peers), tuple(extras), tick)
+        _run_all(protocol, store, data_dir, quirks, tuple(methods), tuple(runnable), tuple(extras), tick)
     except _Deadline:
         bar.write(f"deadline of {deadline_minutes} min reached; finished cells are kept, rerun to continue")
     bar.close()

@@ -108,11 +108,13 @@ def assess(
 def _advice(space_labels, kernel, diverged: bool) -> str:
     if tuple(space_labels) == ("cp",):
         first = "method='ncp' or method='auto' (a centred latent whose scale can approach zero makes a funnel)"
+    elif tuple(space_labels) in (("rule",), ("ncp",)) and kernel == "nuts" and diverged:
+        first = "target_accept=0.99"
     elif kernel in ("hmc", "ihmc"):
         first = "kernel='nuts' (trajectory lengths that adapt to the posterior) or method='auto'"
     else:
         first = "method='auto' (the parameterisation whose pilot chains mix best)"
-    if diverged:
+    if diverged and "target_accept" not in first:
         first += "; against divergences, target_accept=0.95 (smaller steps follow the curvature)"
     return f"{first}; then more warm-up (num_warmup) and more draws (num_samples)."
 

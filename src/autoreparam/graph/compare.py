@@ -2,7 +2,7 @@
 
 Node order is not part of a graph's meaning (two equivalent programs may compute independent terms in
 another order), so nodes are matched by Weisfeiler-Lehman colour refinement: a node's colour starts as
-``(type, label, shape)`` and is refined by the multiset of ``(edge type, direction, neighbour colour)``
+``(type, label, shape without its size-1 axes)`` and is refined by the multiset of ``(edge type, direction, neighbour colour)``
 until the partition is stable. Same graph means: the same colour multiset, the same coloured edge
 multiset, and, within each colour class, the same node features and element features (matched by
 sorting, compared with a tolerance). Colour refinement cannot tell apart some non-isomorphic regular
@@ -19,12 +19,17 @@ from autoreparam.graph.container import ModelGraph
 from autoreparam.graph.types import LATENT_TYPES
 
 
+def _layout_free(shape) -> tuple[int, ...]:
+    """A shape without its size-1 axes: ``exp(log_tau)`` of shape () or (1,) is the same model."""
+    return tuple(int(d) for d in shape if d != 1)
+
+
 def colour_refinement(graphs: list[ModelGraph]) -> list[np.ndarray]:
     """Stable WL colours of every node of every graph, from one palette shared by all the graphs."""
     colours = []
     palette: dict = {}
     for g in graphs:
-        keys = [(int(t), label, shape) for t, label, shape in zip(g.node_type, g.node_label, g.node_shape)]
+        keys = [(int(t), label, _layout_free(shape)) for t, label, shape in zip(g.node_type, g.node_label, g.node_shape)]
         colours.append(np.array([palette.setdefault(k, len(palette)) for k in keys]))
     for _ in range(max(g.num_nodes for g in graphs) + 1):
         palette = {}

@@ -24,7 +24,8 @@ def log_abs(x) -> np.ndarray:
 
 NODE_FEATURES: tuple[tuple[str, str], ...] = (
     ("log_size", "log of the number of elements of the node's tensor (site value, primitive output, data)"),
-    ("rank", "number of dimensions of that tensor"),
+    ("rank", "number of dimensions of that tensor larger than 1 (a size-1 axis is layout: broadcasting a "
+             "scalar to shape (1,) changes no model)"),
     ("is_integer", "1 if the tensor has an integer dtype (indices, counts)"),
     ("is_boolean", "1 if the tensor is boolean (comparisons)"),
     ("mean_sign", "constant/data: sign of the mean"),
@@ -115,7 +116,7 @@ def node_feature_matrix(nodes: list[Node], element_features: dict[int, np.ndarra
         size = int(np.prod(node.shape, dtype=np.int64))
         row = {
             "log_size": float(np.log(max(size, 1))),
-            "rank": float(len(node.shape)),
+            "rank": float(sum(1 for d in node.shape if d > 1)),
             "is_integer": float(node.dtype_kind in "iu"),
             "is_boolean": float(node.dtype_kind == "b"),
         }

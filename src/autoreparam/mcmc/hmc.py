@@ -19,7 +19,7 @@ from autoreparam.coordinates import Coordinates
 from autoreparam.mcmc.chains import ChainResult
 from autoreparam.mcmc.config import HMCConfig, initial_step_size
 from autoreparam.mcmc.cycle import build_cycle_kernel
-from autoreparam.mcmc.programs import ProgramCache
+from autoreparam.mcmc.programs import PROGRAMS
 from autoreparam.mcmc.sharding import shard_chains
 from autoreparam.mcmc.step_size import make_rule
 from autoreparam.mcmc.warmup import schedule, window_adaptation
@@ -46,15 +46,15 @@ class CycleSampler:
 
     def __init__(self, coords: Coordinates, num_spaces: int, config: HMCConfig):
         self.coords, self.num_spaces, self.config = coords, num_spaces, config
-        self._warmup = jax.jit(self._warmup_program)
-        self._sample = jax.jit(self._sample_program)
-        self._programs = ProgramCache()
+        self.num_compilations = 0
+        self._key = (coords.program_key, num_spaces, config)
 
     # --- programs -----------------------------------------------------------------------------
-    def _warmup_program(self, params, inverse_mass, positions, num_leapfrog, keys, log_steps):
+    def _warmup_program(self, data, params, inverse_mass, positions, num_leapfrog, keys, log_steps):
         """Burn-in of every chain; returns states, log step sizes and inverse mass matrices per space,
         and warm-up divergences per space."""
-        init, step = build_cycle_kernel(self.coords, params, self.config.divergence_threshold, self.config.jitter)
+        coords = self.coords.with_data(data)
+        init, step = build_cycle_kernel(coords, params, self.config.divergence_threshold, self.config.jitter)
         if self.config.step_size_rule == "window":
             one_chain = self._window_chain(init, step, num_leapfrog)
         else:
@@ -110,8 +110,8 @@ class CycleSampler:
 
         return one_chain
 
-    def _sample_program(self, params, inverse_mass, states, num_leapfrog, keys, log_steps):
-        coords = self.coords
+    def _sample_program(self, data, params, inverse_mass, states, num_leapfrog, keys, log_steps):
+        coords = self.coords.with_data(data)
         _, step = build_cycle_kernel(coords, params, self.config.divergence_threshold, self.config.jitter)
 
         def original(x):
@@ -128,10 +128,6 @@ class CycleSampler:
             return draws, accept, divergent
 
         return jax.vmap(one_chain)(states, keys, log_steps, inverse_mass)
-
-    @property
-    def num_compilations(self) -> int:
-        return self._programs.num_compilations
 
     # --- running ------------------------------------------------------------------------------
     def run(
@@ -169,12 +165,16 @@ class CycleSampler:
             num_chains,
         )
         L = jnp.asarray(per_space, dtype=jnp.int32)
-        (states, log_steps, inverse_mass, (warm_div, _)), c1, t_warm = self._programs(
-            "warmup", self._warmup, (params, inverse_mass, positions, L, warm_keys, init_log_step)
+        data = self.coords.data
+        (states, log_steps, inverse_mass, (warm_div, _)), c1, t_warm = PROGRAMS(
+            ("hmc_warmup",) + self._key, lambda: self._warmup_program,
+            (data, params, inverse_mass, positions, L, warm_keys, init_log_step),
         )
-        (draws, accept, divergent), c2, t_sample = self._programs(
-            "sample", self._sample, (params, inverse_mass, states, L, sample_keys, log_steps)
+        (draws, accept, divergent), c2, t_sample = PROGRAMS(
+            ("hmc_sample",) + self._key, lambda: self._sample_program,
+            (data, params, inverse_mass, states, L, sample_keys, log_steps),
         )
+        self.num_compilations += (c1 > 0) + (c2 > 0)
         divergent = np.asarray(divergent)  # (chains, draws, spaces)
         per_iteration = sum(per_space)
         ones = np.ones(num_chains)

@@ -59,7 +59,7 @@ def window_adaptation(target_accept: float):
     def update(state: WindowState, stage, window_end, position, acceptance):
         acceptance = jnp.where(jnp.isfinite(acceptance), acceptance, 0.0)
         step = da_update(state.step, acceptance)
-        mass = jax.lax.cond(stage == 1, lambda: mm_update(state.mass, position), lambda: state.mass)
+        mass = jax.lax.cond(jnp.asarray(stage) == 1, lambda: mm_update(state.mass, position), lambda: state.mass)
 
         def end_of_window():
             # New mass matrix from the window's draws; dual averaging restarts at the window's average.
@@ -70,7 +70,7 @@ def window_adaptation(target_accept: float):
         def within_window():
             return WindowState(step, mass, jnp.exp(step.log_step_size), state.inverse_mass)
 
-        return jax.lax.cond(window_end.astype(bool), end_of_window, within_window)
+        return jax.lax.cond(jnp.asarray(window_end, dtype=bool), end_of_window, within_window)
 
     def final(state: WindowState):
         return da_final(state.step), state.inverse_mass

@@ -21,6 +21,13 @@ except ImportError:  # pragma: no cover - only if a future JAX moves it
     _dce_jaxpr = None
 
 
+def dce_jaxpr(jaxpr, used_outputs):
+    """``(jaxpr keeping only what the used outputs need, used inputs)``; everything when DCE is unavailable."""
+    if _dce_jaxpr is None:  # pragma: no cover
+        return jaxpr, [True] * len(jaxpr.invars)
+    return _dce_jaxpr(jaxpr, used_outputs)
+
+
 def _site_params(model: Callable, args, kwargs, targets) -> Callable:
     """``values -> {site: [loc, scale]}`` for ``targets`` with every latent fixed to ``values``."""
 

@@ -19,6 +19,7 @@ import numpy as np
 import optax
 
 from autoreparam.coordinates import Coordinates
+from autoreparam.mcmc.programs import PROGRAMS
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.vi.meanfield import MeanField, elbo_terms, init_meanfield
 from autoreparam.progress import progress_reporter
@@ -74,12 +75,27 @@ def _final_elbo(log_density, q: MeanField, key, config: VIConfig):
     return jnp.mean(terms), jnp.std(terms) / jnp.sqrt(terms.size)
 
 
+# The progress callback compiled into a fit program forwards to whichever reporter is current, so
+# that one executable serves every call (a callback closed over per call would be a new program).
+_CURRENT_REPORT = {"report": None}
+
+
+def _report(step, elbo):
+    report = _CURRENT_REPORT["report"]
+    if report is not None:
+        report(step, elbo)
+
+
 def build_fit_program(coords: Coordinates, config: VIConfig, tied: bool, report=None):
-    """A function ``(runs, keys) -> per-run outputs`` that fits every run; jit it once, call it often."""
+    """A function ``(data, runs, keys) -> per-run outputs`` that fits every run; compile it once.
+
+    ``report``: anything true-ish compiles a progress callback into the program (``_report``), which
+    reports to the reporter current while the program runs.
+    """
     optimiser = optax.scale_by_adam()
     report_every = max(1, config.num_steps // 100)
 
-    def fit_one(run: Runs, key):
+    def fit_one(coords: Coordinates, run: Runs, key):
         def log_density_at(logit):
             param = _centring(logit, run, tied)
             return lambda x: coords.log_density(coords.unravel(x), param)
@@ -106,7 +122,7 @@ def build_fit_program(coords: Coordinates, config: VIConfig, tied: bool, report=
             params = jax.tree_util.tree_map(keep, new_params, params)
             opt_state = jax.tree_util.tree_map(keep, new_opt_state, opt_state)
             if report is not None:
-                jax.lax.cond(t % report_every == 0, lambda: jax.debug.callback(report, t, elbo), lambda: None)
+                jax.lax.cond(t % report_every == 0, lambda: jax.debug.callback(_report, t, elbo), lambda: None)
             return (params, opt_state, key), (elbo, finite)
 
         key, final_key = jax.random.split(key)
@@ -126,20 +142,25 @@ def build_fit_program(coords: Coordinates, config: VIConfig, tied: bool, report=
             nonfinite_steps=jnp.sum(~finite),
         )
 
-    return jax.vmap(fit_one)
+    def program(data, runs, keys):
+        bound = coords.with_data(data)
+        return jax.vmap(lambda run, key: fit_one(bound, run, key))(runs, keys)
+
+    return program
 
 
 def run_fits(coords: Coordinates, runs: Runs, config: VIConfig, tied: bool, seed: int, label: str = "VI") -> RunResults:
     """Fit every run of ``runs`` in one compiled program and return per-run results."""
     num_runs = int(runs.learn.shape[0])
     keys = jax.random.split(jax.random.PRNGKey(seed), num_runs)
+    key = ("vi_fit", coords.program_key, config, tied)
     with progress_reporter(config.num_steps, label, enabled=config.progress) as report:
-        program = jax.jit(build_fit_program(coords, config, tied, report if config.progress else None))
-        start = time.perf_counter()
-        compiled = program.lower(runs, keys).compile()
-        compile_seconds = time.perf_counter() - start
-        start = time.perf_counter()
-        out = jax.block_until_ready(compiled(runs, keys))
-        run_seconds = time.perf_counter() - start
+        _CURRENT_REPORT["report"] = report
+        try:
+            out, compile_seconds, run_seconds = PROGRAMS(
+                key, lambda: build_fit_program(coords, config, tied, config.progress or None), (coords.data, runs, keys)
+            )
+        finally:
+            _CURRENT_REPORT["report"] = None
     out = jax.tree_util.tree_map(np.asarray, out)
     return RunResults(**out, compile_seconds=compile_seconds, run_seconds=run_seconds)

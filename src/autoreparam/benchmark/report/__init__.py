@@ -30,6 +30,7 @@ def _figures(collected, choices, figure_dir: Path, data_dir) -> tuple[dict, list
     from autoreparam.benchmark.report import figures
     from autoreparam.benchmark.report.marginals import fig8_german
     from autoreparam.benchmark.report.moments_figure import fig_moments
+    from autoreparam.benchmark.report.time_figure import fig_time_phases
 
     drawn = {
         "Figure 5: radon by state": figures.fig5_radon(collected, choices, figure_dir / "fig5_radon.png"),
@@ -39,6 +40,9 @@ def _figures(collected, choices, figure_dir: Path, data_dir) -> tuple[dict, list
         "Figure 7: VIP lambda per element": figures.fig7_lambda(collected, figure_dir / "fig7_lambda.png"),
         "Appendix D: error of single-chain moments": fig_moments(
             collected, choices, figure_dir / "appendix_d_moments.png"
+        ),
+        "Where the time goes: seconds per phase of each workflow": fig_time_phases(
+            collected, figure_dir / "time_phases.png"
         ),
     }
     try:

@@ -8,6 +8,7 @@ import numpy as np
 
 from autoreparam.benchmark.report import tables
 from autoreparam.benchmark.report.collect import Collected, seconds_total
+from autoreparam.benchmark.report.phases import phase_rows, phases_table
 from autoreparam.benchmark.report.published import published_markdown
 from autoreparam.benchmark.report.targets import targets_markdown
 
@@ -18,6 +19,19 @@ ORACLE_NOTE = (
     "± standard error of the per-chain values of all seeds at that L. Picking the maximum over a grid "
     "favours runs that were lucky at one L, so these numbers lean optimistic, and the more so the "
     "fewer chains and seeds."
+)
+
+
+PHASES_NOTE = (
+    "Every phase's seconds of each timed workflow, mean over seeds, as its cells recorded them: compile "
+    "(tracing, lowering and compiling the programs; nutpie: the PyMC model build and its numba compilation), "
+    "variational fit, warm-up, pilots and sampling; a phase a workflow records under another name is shown "
+    "under that name. \"unattributed\" is the measured total less the phases (set-up, model analysis, "
+    "diagnostics), negative where recorded phases overlap. ESS / s is the smallest bulk ESS (ArviZ) over the "
+    "total; the ratio is to NumPyro's NUTS on the centred or the non-centred model, whichever has more ESS "
+    "per second on that model. nutpie's warm-up and sampling split its one sampler call by gradient "
+    "evaluations (it reports no per-draw times). The figure \"Where the time goes\" below draws these "
+    "seconds."
 )
 
 
@@ -100,6 +114,9 @@ def render(
         "best method and our VIP-HMC the seconds are the seed's variational fits (all four) plus the cell's "
         "phases (VIP-HMC also its compilation); the oracle search over L and methods is not counted.",
         *peers,
+        "## Per second: where the time goes",
+        PHASES_NOTE,
+        *[f"### `{m}`\n\n{phases_table(phase_rows(collected, m))}" for m in collected.models],
         "## Published numbers",
         published_markdown(choices, collected.models, collected.data_notes),
         "## Targets",

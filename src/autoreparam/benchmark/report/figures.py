@@ -79,7 +79,8 @@ def fig5_radon(collected: Collected, choices: dict, path: Path) -> Path | None:
     axes = figure.add_subplot()
     ess_panel(axes, models, choices)
     axes.set_title("Radon by state: ESS per 1000 gradients (oracle L, 95% intervals)")
-    axes.legend(fontsize=7, loc="best")
+    if axes.get_legend_handles_labels()[0]:  # a model with peer cells only has no HMC points
+        axes.legend(fontsize=7, loc="best")
     figure.tight_layout()
     return save(figure, path)
 
@@ -107,7 +108,8 @@ def fig6_others(collected: Collected, choices: dict, path: Path) -> Path | None:
     axes = figure.add_subplot(grid[0, :])
     ess_panel(axes, models, choices)
     axes.set_title("ESS per 1000 gradients (oracle L, 95% intervals)")
-    axes.legend(fontsize=7, loc="best")
+    if axes.get_legend_handles_labels()[0]:  # a model with peer cells only has no HMC points
+        axes.legend(fontsize=7, loc="best")
     for i, model in enumerate(models):
         panel = figure.add_subplot(grid[1, i])
         for j, label in enumerate(ELBO_LABELS):

@@ -92,7 +92,8 @@ def peers_table(model: str, flows: dict) -> str:
     lines = _header(["Workflow", "ESS / 1000 grads", "min bulk ESS / s (all phases)", "total s", "note"])
     for flow in flows.values():
         if flow.failed:
-            lines.append(_row([flow.label, f"failed: {flow.failed}", "", "", ""]))
+            status = "not run" if flow.failed == "not run" else f"failed: {flow.failed}"
+            lines.append(_row([flow.label, status, "", "", ""]))
             continue
         seconds = f"{flow.seconds.mean:.3g}" if flow.seconds.ok else "n/a"
         lines.append(_row([flow.label, fmt(flow.per_gradient), _per_second(flow.per_second), seconds, flow.note]))

@@ -48,10 +48,22 @@ def _zero_if_nan(x: float) -> float:
     return x if math.isfinite(x) else 0.0
 
 
+DISAGREEING_FIXED = "CP-HMC and NCP-HMC ran, but their chains disagree (R-hat > 1.01) at every L: no fixed denominator"
+
+
+def _missing(choices, model, method: str, label: str) -> str:
+    """Why a comparison with the better fixed parameterisation has no numbers."""
+    if (model, method) not in choices:
+        return f"no {label} result"
+    if any((model, m) in choices for m in ("cp", "ncp")):
+        return DISAGREEING_FIXED
+    return "no fixed-parameterisation result"
+
+
 def _vip_vs_fixed(choices, model, method="vip") -> Check:
     vip, best = choices.get((model, method)), best_fixed(choices, model)
     if vip is None or best is None:
-        return Check(model, NOT_MEASURED, "no VIP-HMC or no fixed-parameterisation result")
+        return Check(model, NOT_MEASURED, _missing(choices, model, method, "VIP-HMC"))
     a, b = vip.estimate, best.estimate
     slack = 2 * math.hypot(_zero_if_nan(a.se), _zero_if_nan(b.se))
     ok = a.mean >= b.mean - slack
@@ -94,7 +106,7 @@ def _ours_vs_numpyro_vip(flows, model) -> Check:
 def _ihmc_factor_two(choices, model) -> Check:
     ihmc, best = choices.get((model, "ihmc")), best_fixed(choices, model)
     if ihmc is None or best is None:
-        return Check(model, NOT_MEASURED, "no iHMC or no fixed-parameterisation result")
+        return Check(model, NOT_MEASURED, _missing(choices, model, "ihmc", "iHMC"))
     ok = ihmc.estimate.mean >= 0.5 * best.estimate.mean
     return Check(
         model, PASS if ok else FAIL,

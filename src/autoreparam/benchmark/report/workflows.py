@@ -1,10 +1,11 @@
 """What a user pays end to end: ESS per gradient and per second of each workflow on one model.
 
 Workflows: our ``ar.infer(method="auto")``, our NUTS in the parameterisation whose HMC did best,
-our VIP-HMC at its oracle L, and NumPyro's peers (``numpyro_nuts_cp``, ``numpyro_nuts_ncp``,
-``numpyro_vip``). Per second is the smallest bulk ESS (ArviZ) over all elements divided by every
-phase's seconds. Auto and the peers time themselves (``ess_bulk_per_second``). The harness does not,
-for NUTS-on-best and VIP-HMC, so their seconds are summed here: the seed's variational fits (all
+our VIP-HMC at its oracle L, NumPyro's peers (``numpyro_nuts_cp``, ``numpyro_nuts_ncp``,
+``numpyro_vip``) and nutpie on the PyMC port of the centred model (``nutpie_cp``). Per second is
+the smallest bulk ESS (ArviZ) over all elements divided by every phase's seconds. Auto and the
+peers time themselves (``ess_bulk_per_second``). The harness does not, for NUTS-on-best and
+VIP-HMC, so their seconds are summed here: the seed's variational fits (all
 of them: CP, NCP, VIP, discrete VIP) plus the cell's own phases; VIP-HMC also pays the compilation of
 the single-space HMC program, which the harness times only in the first cell that builds it. The
 grid search over L and over methods (the "oracle") is not counted for either.
@@ -28,6 +29,7 @@ PEER_LABELS = {
     "numpyro_nuts_cp": "NumPyro NUTS, centred",
     "numpyro_nuts_ncp": "NumPyro NUTS, non-centred",
     "numpyro_vip": "NumPyro VIP (LocScaleReparam + SVI, then NUTS)",
+    "nutpie_cp": "nutpie NUTS, centred (PyMC port)",
 }
 
 
@@ -131,7 +133,7 @@ def workflows(collected: Collected, model: str, vip_choice: OracleChoice | None)
         lambda r: number(r.get("ess_bulk_per_second")), seconds_total,
         note=f"sampled in {', '.join(used)}" if used else "",
     )
-    for peer in ("numpyro_nuts_cp", "numpyro_nuts_ncp", "numpyro_vip"):
+    for peer in ("numpyro_nuts_cp", "numpyro_nuts_ncp", "numpyro_vip", "nutpie_cp"):
         out[peer] = _summarise(
             peer, collected.cells("peer", model, peer), collected.failures(model, "peer", peer),
             lambda r: number(r.get("ess_bulk_per_second")), seconds_total,

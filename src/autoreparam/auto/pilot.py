@@ -1,0 +1,70 @@
+"""What a short run of draws says: efficiency per gradient and the health signs that call for another try.
+
+A pilot is the first draws after a warm-up (kept in the result if its parameterisation wins). Its
+score is the pooled rank-normalised bulk ESS (min over elements) per 1000 gradient evaluations; its
+health says whether the parameterisation, or only the step size, needs another look:
+
+- chains that disagree (R-hat above ``PILOT_MAX_R_HAT``; pilots are short, so looser than the final
+  1.01) or fewer than ``MIN_ESS_PER_TRANSITION`` effective draws per transition: the geometry is
+  poor in this parameterisation, try the others;
+- divergences in at least ``MAX_DIVERGENT_SHARE`` of transitions: the step is too long for the
+  curvature somewhere; adapt again towards a higher acceptance (``RETRY_TARGET_ACCEPTS`` in turn),
+  as Stan's advice goes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from autoreparam.diagnostics.standard import standard_diagnostics
+from autoreparam.mcmc.segments import SegmentDraws
+
+PILOT_MAX_R_HAT = 1.05
+MIN_ESS_PER_TRANSITION = 0.05
+MAX_DIVERGENT_SHARE = 0.005
+RETRY_TARGET_ACCEPTS = (0.95, 0.99)  # tried in turn while the pilot still diverges
+
+
+@dataclass(frozen=True)
+class PilotScore:
+    label: str
+    ess_per_1000_grads: float  # pooled bulk ESS, min over elements, per 1000 gradients
+    ess_per_transition: float
+    grads_per_transition: float
+    max_r_hat: float
+    divergent_share: float
+    gradients: float  # everything this candidate cost: re-adaptation and pilot, all chains
+    seconds: float
+
+    @property
+    def mixes(self) -> bool:
+        return (not self.max_r_hat > PILOT_MAX_R_HAT) and self.ess_per_transition >= MIN_ESS_PER_TRANSITION
+
+    @property
+    def diverges(self) -> bool:
+        return self.divergent_share >= MAX_DIVERGENT_SHARE
+
+    def describe(self) -> str:
+        return (f"{self.label}: {self.ess_per_1000_grads:.2f} ESS per 1000 gradients ({self.ess_per_transition:.2f} per "
+                f"transition at {self.grads_per_transition:.1f} gradients each), R-hat {self.max_r_hat:.3f}, "
+                f"{100 * self.divergent_share:.1f}% divergent; cost {self.gradients:.3g} gradients, {self.seconds:.1f} s")
+
+
+def score(label: str, coords, draws: SegmentDraws, gradients: float, seconds: float) -> PilotScore:
+    standard = standard_diagnostics(coords.split_original(draws.draws))
+    transitions = draws.steps.size
+    steps = float(np.sum(draws.steps))
+    ess = standard.min_ess_bulk if math.isfinite(standard.min_ess_bulk) else 0.0
+    return PilotScore(
+        label=label,
+        ess_per_1000_grads=1000.0 * ess / steps if steps else 0.0,
+        ess_per_transition=ess / transitions,
+        grads_per_transition=steps / transitions,
+        max_r_hat=standard.max_r_hat,
+        divergent_share=float(np.mean(draws.divergent)),
+        gradients=gradients,
+        seconds=seconds,
+    )

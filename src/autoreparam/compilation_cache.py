@@ -1,0 +1,56 @@
+"""JAX's persistent compilation cache, in the user's cache folder, switched on by the first ``infer`` call.
+
+Within one process ``mcmc.programs`` already compiles each program once; this keeps the compiled
+executables on disk so that a new process (a new notebook session, the next script) skips XLA's
+compilation too. It is enabled lazily, never at import (importing autoreparam touches no file).
+
+Off switch: ``AUTOREPARAM_COMPILATION_CACHE=0`` (or ``off``/``false``), or call
+``autoreparam.compilation_cache.disable()`` before the first ``infer``. ``AUTOREPARAM_CACHE_DIR``
+moves it (default: ``$XDG_CACHE_HOME/autoreparam/jax`` or ``~/.cache/autoreparam/jax``). A cache
+directory the user already gave JAX (``jax_compilation_cache_dir``) is left as it is.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import jax
+
+_STATE = {"decided": False, "enabled": False, "path": None}
+OFF_VALUES = ("0", "off", "false", "no")
+
+
+def default_path() -> Path:
+    root = os.environ.get("AUTOREPARAM_CACHE_DIR")
+    if root:
+        return Path(root) / "jax"
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "autoreparam" / "jax"
+
+
+def disable() -> None:
+    """Do not use a persistent cache in this process (call before the first ``infer``)."""
+    _STATE.update(decided=True, enabled=False)
+
+
+def ensure() -> bool:
+    """Enable the cache once per process, unless switched off; returns whether it is on."""
+    if _STATE["decided"]:
+        return _STATE["enabled"]
+    _STATE["decided"] = True
+    if os.environ.get("AUTOREPARAM_COMPILATION_CACHE", "1").strip().lower() in OFF_VALUES:
+        return False
+    if jax.config.jax_compilation_cache_dir:  # the user's own choice stands
+        _STATE.update(enabled=True, path=jax.config.jax_compilation_cache_dir)
+        return True
+    path = default_path()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False  # an unwritable home is not a reason to fail inference
+    jax.config.update("jax_compilation_cache_dir", str(path))
+    # Our programs take seconds to compile; tiny ones are not worth a file each.
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+    _STATE.update(enabled=True, path=str(path))
+    return True

@@ -1,0 +1,212 @@
+"""NUTS in segments: one compiled program runs the warm-up, pilots and sampling of every parameterisation.
+
+A segment is ``segment_length`` NUTS transitions of all chains (BlackJAX's NUTS kernel, vmapped over
+chains, scanned over transitions). Each transition carries a *stage code* that says what the
+adaptation does after it (Stan's windowed warm-up, ``mcmc.warmup``):
+
+====  ==========================================================================================
+code  after the transition
+====  ==========================================================================================
+-1    nothing: a draw (sampling, pilots)
+ 0    fast window: dual averaging of the step size
+ 1    slow window: dual averaging, and the position joins the Welford estimate of the variances
+ 2    end of a slow window: as 1, then a new diagonal mass matrix and dual averaging restarts
+ 3    last warm-up transition: as 0, then the step size freezes at its dual-averaging average
+====  ==========================================================================================
+
+The codes, the parameterisation, the data and the chains' states are runtime arguments, so one
+executable serves a full warm-up, a short re-adaptation after moving chains into another
+parameterisation, pilot draws and the final draws, for every candidate parameterisation ``auto``
+tries: compilation is paid once per model and shape (``mcmc.programs``). A segment can also start by
+moving its chains from another parameterisation (an exact bijection, ``mcmc.spaces``), which is how
+candidates share one warm-up.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import blackjax.mcmc.hmc as bj_hmc
+import blackjax.mcmc.nuts as bj_nuts
+import jax
+import jax.numpy as jnp
+import numpy as np
+from blackjax.adaptation.staged_adaptation import build_schedule
+
+from autoreparam.coordinates import Coordinates
+from autoreparam.mcmc.config import NUTSConfig
+from autoreparam.mcmc.programs import PROGRAMS
+from autoreparam.mcmc.sharding import shard_chains
+from autoreparam.mcmc.spaces import flat_log_density, position_map
+from autoreparam.mcmc.warmup import WindowState, window_adaptation
+from autoreparam.reparam.parameterisation import Parameterisation
+
+SAMPLE, FAST, SLOW, WINDOW_END, FINAL = -1, 0, 1, 2, 3
+
+
+class Chains(NamedTuple):
+    """Every chain's position (in the current parameterisation's coordinates), adaptation and key."""
+
+    positions: jax.Array  # (chains, dim)
+    adapt: WindowState  # batched over chains
+    keys: jax.Array  # (chains, 2)
+
+
+class SegmentDraws(NamedTuple):
+    draws: np.ndarray  # (chains, length, original_dim), original coordinates
+    steps: np.ndarray  # (chains, length) integrator steps = gradient evaluations
+    accept: np.ndarray  # (chains, length)
+    divergent: np.ndarray  # (chains, length)
+
+
+def warmup_codes(num_warmup: int) -> np.ndarray:
+    """Stan's schedule (fast window, doubling slow windows, fast window) as stage codes."""
+    stages = np.asarray(build_schedule(num_warmup), dtype=np.int32).reshape(num_warmup, 2)
+    codes = np.where(stages[:, 0] == 0, FAST, np.where(stages[:, 1] == 1, WINDOW_END, SLOW)).astype(np.int32)
+    codes[-1] = FINAL
+    return codes
+
+
+def sample_codes(length: int) -> np.ndarray:
+    return np.full(length, SAMPLE, dtype=np.int32)
+
+
+# Dual averaging is built for this target; another target is reached by shifting the acceptance it
+# sees (it adapts on ``target - acceptance``), so the target is a runtime argument, not a recompile.
+BUILT_TARGET = 0.8
+
+
+def _update(adapt_update, adapt_final):
+    """The per-chain adaptation step for one stage code (a ``lax.switch`` over the codes)."""
+
+    def update(adapt: WindowState, code, position, acceptance, target):
+        acceptance = jnp.where(jnp.isfinite(acceptance), acceptance, 0.0) + (BUILT_TARGET - target)
+        def sample():
+            return adapt
+
+        def fast():
+            return adapt_update(adapt, 0, 0, position, acceptance)
+
+        def slow():
+            return adapt_update(adapt, 1, 0, position, acceptance)
+
+        def window_end():
+            return adapt_update(adapt, 1, 1, position, acceptance)
+
+        def final():
+            tuned = adapt_update(adapt, 0, 0, position, acceptance)
+            step_size, inverse_mass = adapt_final(tuned)
+            return tuned._replace(step_size=step_size, inverse_mass=inverse_mass)
+
+        return jax.lax.switch(code + 1, (sample, fast, slow, window_end, final))
+
+    return update
+
+
+class SegmentSampler:
+    """NUTS for one model in segments of ``segment_length`` transitions; one executable for every use."""
+
+    def __init__(self, coords: Coordinates, config: NUTSConfig, segment_length: int):
+        self.coords, self.config = coords, config
+        self.segment_length = int(segment_length)
+        self.num_compilations = 0
+        self._key = ("nuts_segment", coords.program_key, config.max_num_doublings, self.segment_length)
+
+    # --- the program ----------------------------------------------------------------------------
+    def _build(self):
+        coords, config = self.coords, self.config
+        kernel = bj_nuts.build_kernel()
+        adapt_update = _update(*window_adaptation(BUILT_TARGET)[1:])
+
+        def program(data, param, source, move, chains: Chains, codes, target):
+            bound = coords.with_data(data)
+            log_density = flat_log_density(bound, param)
+            # Chains given in ``source``'s coordinates are moved into ``param``'s first (exactly).
+            positions = jax.lax.cond(
+                move,
+                lambda x: jax.vmap(lambda p: position_map(bound, source, param)(p)[0])(x),
+                lambda x: x,
+                chains.positions,
+            )
+
+            def original(x):
+                return bound.ravel_original(bound.to_original(bound.unravel(x), param))
+
+            def one_chain(position, adapt, key):
+                state = bj_hmc.init(position, log_density)
+
+                def body(carry, code):
+                    state, adapt, key = carry
+                    key, sub = jax.random.split(key)
+                    state, info = kernel(sub, state, log_density, adapt.step_size, adapt.inverse_mass,
+                                         config.max_num_doublings)
+                    adapt = adapt_update(adapt, code, state.position, info.acceptance_rate, target)
+                    out = (original(state.position), info.num_integration_steps, info.acceptance_rate,
+                           info.is_divergent)
+                    return (state, adapt, key), out
+
+                (state, adapt, key), out = jax.lax.scan(body, (state, adapt, key), codes)
+                return (state.position, adapt, key), out
+
+            (pos, adapt, keys), out = jax.vmap(one_chain)(positions, chains.adapt, chains.keys)
+            return Chains(pos, adapt, keys), out
+
+        return program
+
+    # --- running ---------------------------------------------------------------------------------
+    def start(self, positions, inverse_mass, step_size: float, seed: int) -> Chains:
+        """Chains at ``positions`` (chains, dim) with a fresh adaptation seeded by ``inverse_mass``."""
+        positions = jnp.asarray(positions)
+        num_chains, dim = positions.shape
+        imm = jnp.broadcast_to(jnp.asarray(inverse_mass, dtype=positions.dtype), (num_chains, dim))
+        adapt_init = window_adaptation(BUILT_TARGET)[0]
+        adapt = jax.vmap(adapt_init)(imm, jnp.full((num_chains,), step_size, dtype=positions.dtype))
+        keys = jax.random.split(jax.random.PRNGKey(seed), num_chains)
+        return Chains(*shard_chains((positions, adapt, keys), num_chains))
+
+    def restart_adaptation(self, chains: Chains, inverse_mass=None) -> Chains:
+        """Fresh dual averaging from each chain's step size (e.g. after moving to a new parameterisation)."""
+        num_chains, dim = chains.positions.shape
+        imm = chains.adapt.inverse_mass if inverse_mass is None else jnp.broadcast_to(
+            jnp.asarray(inverse_mass, dtype=chains.positions.dtype), (num_chains, dim))
+        adapt_init = window_adaptation(BUILT_TARGET)[0]
+        return chains._replace(adapt=jax.vmap(adapt_init)(imm, chains.adapt.step_size))
+
+    def run(self, param: Parameterisation, chains: Chains, codes: np.ndarray,
+            source: Parameterisation | None = None, progress=None,
+            target_accept: float | None = None) -> tuple[Chains, SegmentDraws, dict]:
+        """Run the transitions ``codes`` from ``chains``, in whole segments.
+
+        A length that is not a multiple of ``segment_length`` is completed with draws (code -1): the
+        output holds every transition run, and a caller that wants fewer drops the surplus.
+        ``source``: the parameterisation ``chains`` are in, when it differs from ``param``.
+        ``progress(transitions, draws)`` is called after every segment (e.g. a progress bar's update).
+        ``target_accept``: the mean acceptance the step size adapts to (default: the config's).
+        Returns the chains after the last transition, the draws, and compile / run seconds.
+        """
+        codes = np.asarray(codes, dtype=np.int32)
+        if codes.size == 0:
+            num_chains = chains.positions.shape[0]
+            empty = SegmentDraws(np.zeros((num_chains, 0, self.coords.original_dim), np.float32),
+                                 *(np.zeros((num_chains, 0), dtype) for dtype in (np.int32, np.float32, bool)))
+            return chains, empty, {"compile": 0.0, "run": 0.0}
+        length = self.segment_length
+        padded = -(-codes.size // length) * length
+        codes = np.concatenate([codes, sample_codes(padded - codes.size)])
+        move = source is not None
+        source = param if source is None else source
+        target = jnp.asarray(self.config.target_accept if target_accept is None else target_accept, jnp.float32)
+        parts, seconds = [], {"compile": 0.0, "run": 0.0}
+        for start in range(0, padded, length):
+            args = (self.coords.data, param, source, jnp.asarray(move), chains,
+                    jnp.asarray(codes[start:start + length]), target)
+            (chains, out), c, t = PROGRAMS(self._key, self._build, args)
+            self.num_compilations += c > 0
+            seconds["compile"] += c
+            seconds["run"] += t
+            parts.append(out)
+            move, source = False, param
+            if progress is not None:
+                progress(length, out)
+        draws = SegmentDraws(*(np.concatenate([np.asarray(p[i]) for p in parts], axis=1) for i in range(4)))
+        return chains, draws, seconds

@@ -1,0 +1,93 @@
+"""A model's arguments split into arrays (runtime arguments of compiled programs) and everything else.
+
+Compiled programs take the data's arrays as arguments rather than closing over them, so that one
+executable serves new data of the same shapes; the non-array parts (sizes, flags, strings) and the
+arguments' structure become part of the program's key (``mcmc.programs``).
+
+Some models compute with their data in NumPy (``np.repeat(groups, counts)``, ``np.unique(county)``):
+such a model cannot run on traced data. ``ModelData.for_model`` finds out with one abstract trace
+and then keeps the arrays in the program (closed over, keyed by identity): correct, and reused for
+the same arrays (a new seed), though new data then compile anew.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import numpy as np
+from numpyro import handlers
+
+
+def _is_array(x) -> bool:
+    return isinstance(x, (np.ndarray, np.generic, jax.Array))
+
+
+def _hashable(x):
+    try:
+        hash(x)
+        return x
+    except TypeError:
+        return ("unhashable", id(x))
+
+
+@dataclass(frozen=True, eq=False)
+class ModelData:
+    """``(model_args, model_kwargs)`` as arrays (``arrays``) plus a key for everything else."""
+
+    treedef: object
+    leaves: tuple
+    dynamic: tuple  # positions of the array leaves passed as runtime arguments
+    closed: tuple = ()  # positions of array leaves the model needs concrete (kept in the program)
+
+    @classmethod
+    def of(cls, model_args: tuple, model_kwargs: dict) -> "ModelData":
+        leaves, treedef = jax.tree_util.tree_flatten((tuple(model_args), dict(model_kwargs)))
+        return cls(treedef, tuple(leaves), tuple(i for i, x in enumerate(leaves) if _is_array(x)))
+
+    @classmethod
+    def for_model(cls, model, model_args: tuple, model_kwargs: dict) -> "ModelData":
+        """``of``, unless the model cannot run on traced data: then every array stays in the program."""
+        data = cls.of(model_args, model_kwargs)
+        if not data.dynamic or _runs_on_traced_data(model, data):
+            return data
+        return cls(data.treedef, data.leaves, (), data.dynamic)
+
+    @property
+    def arrays(self) -> tuple:
+        return tuple(self.leaves[i] for i in self.dynamic)
+
+    def rebuild(self, arrays) -> tuple[tuple, dict]:
+        """``(model_args, model_kwargs)`` with the arrays replaced (e.g. by a compiled program's arguments)."""
+        leaves = list(self.leaves)
+        for i, value in zip(self.dynamic, arrays, strict=True):
+            leaves[i] = value
+        args, kwargs = jax.tree_util.tree_unflatten(self.treedef, leaves)
+        return tuple(args), dict(kwargs)
+
+    @property
+    def key(self) -> tuple:
+        """The arguments' structure and non-array values: equal keys and equal array shapes mean that
+        a program traced on one set of arguments computes the right thing on the other."""
+        static = tuple(("array", id(x)) if i in self.closed else _hashable(x)
+                       for i, x in enumerate(self.leaves) if i not in self.dynamic)
+        return (self.treedef, static)
+
+
+def _runs_on_traced_data(model, data: ModelData) -> bool:
+    """Trace the model (seeded, every latent sampled) with its data arrays as abstract inputs."""
+
+    def run(arrays):
+        args, kwargs = data.rebuild(arrays)
+        with handlers.block():
+            handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(*args, **kwargs)
+        return 0
+
+    try:
+        jax.make_jaxpr(run)(data.arrays)
+    except (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
+            jax.errors.TracerIntegerConversionError, jax.errors.TracerBoolConversionError):
+        return False
+    except Exception:  # noqa: BLE001 - any other failure is the model's, reported by site analysis
+        return True
+    return True

@@ -1,0 +1,52 @@
+"""The Section 3 rule lambda = s^2 c / (1 + s^2 c) (reparam/rule.py) against the model's exact best lambda."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+import pytest
+
+from autoreparam.analysis.simple_model import best_lambda
+from autoreparam.models import gaussian_section3, gaussian_section3_data
+from autoreparam.reparam import analyse_model, select_sites
+from autoreparam.reparam.rule import EXACT_LIMIT, rule_function, section3_lambda
+
+
+@pytest.mark.parametrize("q,sigma_mu", [(0.01, 1.0), (1.0, 1.0), (100.0, 1.0), (4.0, 0.5), (0.3, 3.0)])
+def test_the_rule_is_the_best_lambda_of_the_section3_model(q, sigma_mu):
+    y, sigma = gaussian_section3_data(q=q, n=10, sigma_mu=sigma_mu, seed=0)
+    plan = select_sites(analyse_model(gaussian_section3, y, sigma, sigma_mu), "default")
+    assert plan.names == ("mu",)
+    rule = rule_function(gaussian_section3, (y, sigma, sigma_mu), {}, plan)
+    # Linear-Gaussian: the curvature is the same everywhere, so any point gives the same lambda.
+    for point in ({"theta": 0.3, "mu": -1.0}, {"theta": -2.0, "mu": 4.0}):
+        lam = float(jax.jit(rule)({k: jnp.asarray(v) for k, v in point.items()})["mu"])
+        assert lam == pytest.approx(best_lambda(q, sigma_mu), abs=2e-3)
+
+
+def _plate_model(n_obs):
+    # Group sizes 0 .. 4 per element: lambda_j = 4 n_j / (1 + 4 n_j) at unit noise and scale 2.
+    mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+    with numpyro.plate("groups", n_obs.shape[0]):
+        theta = numpyro.sample("theta", dist.Normal(mu, 2.0))
+    index = np.repeat(np.arange(n_obs.shape[0]), n_obs)
+    numpyro.sample("y", dist.Normal(theta[index], 1.0), obs=jnp.zeros(index.size))
+
+
+@pytest.mark.parametrize("groups", [8, EXACT_LIMIT + 36])  # exact diagonal, and Hutchinson's estimate
+def test_per_element_lambda_follows_each_elements_evidence(groups):
+    n_obs = np.arange(groups) % 5
+    plan = select_sites(analyse_model(_plate_model, n_obs), "all")
+    values = {"mu": jnp.asarray(0.5), "theta": jnp.zeros(groups)}
+    lam = np.asarray(jax.jit(rule_function(_plate_model, (n_obs,), {}, plan))(values)["theta"])
+    weight = 4.0 * n_obs / (1.0 + 4.0 * n_obs)
+    np.testing.assert_allclose(lam * 2.0 ** (1 - lam), weight, atol=1e-4)  # conditionally independent: Hutchinson is exact
+
+
+def test_negative_curvature_is_no_evidence_and_unit_scale_gives_the_weight():
+    assert float(section3_lambda(2.0, -5.0)) == pytest.approx(0.0, abs=1e-6)
+    assert float(section3_lambda(1.0, 1.0)) == pytest.approx(0.5, abs=1e-6)
+    # Large scales (s > e) make lambda s^(1 - lambda) non-monotone: the smallest root is taken.
+    lam = float(section3_lambda(30.0, 1.0))
+    assert lam * 30.0 ** (1 - lam) == pytest.approx(900.0 / 901.0, rel=1e-4)

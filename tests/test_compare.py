@@ -1,0 +1,48 @@
+"""``compare``: parameterisations side by side, NUTS by default and the paper's HMC comparison on request."""
+
+import pytest
+
+from autoreparam.cli import main
+from autoreparam.compare import compare
+from autoreparam.errors import ArgumentError
+from autoreparam.models import load
+from autoreparam.vi.protocol import VIConfig
+
+TINY_VI = VIConfig(num_steps=60, num_samples=8, learning_rates=(0.1,), final_num_samples=16, progress=False)
+
+
+@pytest.fixture(scope="module")
+def schools():
+    return load("eight_schools")
+
+
+def test_nuts_comparison_has_cp_ncp_vip_and_auto(schools):
+    result = compare(schools.model, *schools.args, num_chains=2, num_warmup=100, num_samples=100, vi_config=TINY_VI,
+                     progress=False, **schools.kwargs)
+    assert list(result.diagnostics) == ["cp", "ncp", "vip", "auto"]
+    text = result.report()
+    for label in ("CP-NUTS", "NCP-NUTS", "VIP-NUTS", "auto", "trust", "seconds"):
+        assert label in text
+    assert "auto: NUTS in" in text  # auto's decision is shown
+    assert all(s > 0 for m, s in result.seconds.items())
+
+
+def test_paper_hmc_comparison_on_request(schools):
+    result = compare(schools.model, *schools.args, kernel="hmc", methods=("cp", "ihmc"), num_chains=2,
+                     num_warmup=60, num_samples=60, num_leapfrog=2, vi_config=TINY_VI, progress=False, **schools.kwargs)
+    assert set(result.diagnostics) == {"cp", "ihmc"}
+    assert result.diagnostics["ihmc"].num_leapfrog == 2
+    assert "CP-HMC" in result.table() and "iHMC" in result.table()
+
+
+def test_bad_kernel_or_method_is_refused(schools):
+    with pytest.raises(ArgumentError, match="unknown kernel"):
+        compare(schools.model, *schools.args, kernel="gibbs", **schools.kwargs)
+    with pytest.raises(ArgumentError, match="ihmc"):
+        compare(schools.model, *schools.args, kernel="nuts", methods=("ihmc",), **schools.kwargs)
+
+
+def test_command_line(capsys):
+    assert main(["compare", "eight_schools", "--quiet", "--chains", "2", "--warmup", "60", "--samples", "60"]) == 0
+    out = capsys.readouterr().out
+    assert "NCP-NUTS" in out and "wall time" in out

@@ -1,0 +1,34 @@
+"""JAX's persistent compilation cache: on by the first infer call, in the user cache, with an off switch."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+
+def _run(env_updates: dict) -> str:
+    script = textwrap.dedent(
+        """
+        import jax
+        import autoreparam
+        from autoreparam import compilation_cache
+        assert not jax.config.jax_compilation_cache_dir  # importing touches nothing
+        print(compilation_cache.ensure(), jax.config.jax_compilation_cache_dir)
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("AUTOREPARAM_COMPILATION_CACHE", "AUTOREPARAM_CACHE_DIR")}
+    env.update(env_updates)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.strip()
+
+
+def test_the_cache_lives_in_the_user_cache_folder(tmp_path):
+    out = _run({"AUTOREPARAM_CACHE_DIR": str(tmp_path)})
+    assert out == f"True {tmp_path / 'jax'}"
+    assert (tmp_path / "jax").is_dir()
+
+
+def test_the_off_switch(tmp_path):
+    assert _run({"AUTOREPARAM_CACHE_DIR": str(tmp_path), "AUTOREPARAM_COMPILATION_CACHE": "0"}) == "False None"
+    assert not (tmp_path / "jax").exists()
