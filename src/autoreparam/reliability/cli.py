@@ -2,7 +2,29 @@
 
 from __future__ import annotations
 
+import shlex
+import subprocess
+import sys
 import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+COMMANDS = "commands.txt"  # in a results folder: one line per invocation that wrote to it
+
+
+def record_command(out, argv=None) -> None:
+    """Append ``<UTC time> <git commit or 'unknown'> <command line>`` to ``<out>/commands.txt``: the
+    report quotes these lines, so RELIABILITY.md names the commands (and code) that made its numbers."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=Path(__file__).resolve().parent, timeout=10).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        commit = "unknown"
+    Path(out).mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+    with open(Path(out) / COMMANDS, "a") as log:
+        log.write(f"{stamp} {commit} autoreparam {shlex.join(argv)}\n")
 
 
 def _ray_arguments(parser) -> None:
@@ -38,6 +60,7 @@ def run_sbc_command(args) -> int:
     from autoreparam.reliability.sbc import run_sbc, summarise
 
     settings = RunSettings(args.chains, args.warmup, args.samples, args.vi)
+    record_command(args.out)
     start = time.perf_counter()
     store = run_sbc(args.out, args.replications, _listed(args.models) or MODEL_NAMES, _listed(args.methods), settings,
                     control_replications=args.control_replications, address=args.address, num_cpus=args.num_cpus,
@@ -64,6 +87,7 @@ def add_fuzz_parser(sub):
 def run_fuzz_command(args) -> int:
     from autoreparam.reliability.fuzz import run_fuzz, summarise_fuzz
 
+    record_command(args.out)
     start = time.perf_counter()
     store = run_fuzz(args.out, n=args.n, seed=args.seed, mcmc_n=args.mcmc_n, chunk=args.chunk, address=args.address,
                      num_cpus=args.num_cpus, serial=args.serial, progress=not args.quiet,

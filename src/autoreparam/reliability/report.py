@@ -43,14 +43,14 @@ def perturbed_calibration(cell: dict, shift: float, scale: float):
 
 def _ran_as(records: list[dict]) -> str:
     """What the runs sampled in: auto's choices, or VIP's mean lambda per site."""
-    if records and records[0]["method"].startswith("auto"):
+    if records and records[0]["method"].startswith("auto") and not any(r["mean_lambda"] for r in records):
         counts = {}
         for r in records:
             counts[r["ran_as"].split("-> ")[-1]] = counts.get(r["ran_as"].split("-> ")[-1], 0) + 1
         return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-    if records and records[0]["method"].startswith("vip"):
+    if records and records[0]["method"].startswith(("vip", "auto", "meta")):  # a lambda learned or predicted per run
         sites = sorted(records[0]["mean_lambda"])
-        return ", ".join(f"lambda({n}) {np.mean([r['mean_lambda'][n] for r in records]):.2f}" for n in sites)
+        return ", ".join(f"lambda({n}) {np.mean([r['mean_lambda'].get(n, np.nan) for r in records]):.2f}" for n in sites)
     return ""
 
 
@@ -165,7 +165,10 @@ def fuzz_section(records: list[dict]) -> tuple[list[str], dict]:
         lines.append(f"| {name} | {part['programs']} | {part['runs']} | {len(part['failures'])} | {silent} | "
                      f"{len(part['errors'])} | {', '.join(part['families'])} |")
     lines += ["", "Largest relative error of each identity over all programs and points (float64): " +
-              ", ".join(f"{k} {v:.1e}" for k, v in sorted(worst.items())) + "."]
+              ", ".join(f"{k} {v:.1e}" for k, v in sorted(worst.items())) + ". `round_trip_u` (u -> v -> u) is "
+              "recorded, not tested: along a chain the paper's map multiplies earlier terms by 1 - a s^(1-b) per step, "
+              "so recovering u cancels digits when that factor is far from 1 (`identity.py`); the tested round trip "
+              "is v -> u -> v."]
     failures = [("identity", r) for r in ident["failures"]] + [
         (kind, r) for kind in ("prior", "invariance") for r in summary[kind]["failures"]]
     if failures:
@@ -188,6 +191,12 @@ def fuzz_section(records: list[dict]) -> tuple[list[str], dict]:
                                 for k, r in failures]}
 
 
+def _commands(root: Path) -> list[str]:
+    """The command lines that wrote a results folder (`reliability.cli.record_command`), oldest first."""
+    path = root / "commands.txt"
+    return [line for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
 def _wall(root: Path) -> float:
     path = root / "wall_seconds.txt"
     return sum(float(line.split()[0]) for line in path.read_text().split("\n") if line.strip()) if path.exists() else 0.0
@@ -201,39 +210,93 @@ def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims:
     fuzz_lines, fuzz_json = fuzz_section(fuzz_records) if fuzz_records else ([], {})
     runtime = {"sbc_wall_seconds": _wall(Path(sbc_dir)), "sbc_run_seconds": sum(r.get("seconds", 0) for r in sbc_records),
                "fuzz_wall_seconds": _wall(Path(fuzz_dir))}
+    commands = {"sbc": _commands(Path(sbc_dir)), "fuzz": _commands(Path(fuzz_dir))}
     notes_path = Path(notes) if notes else out / NOTES
-    text = "\n".join(_document(settings, sbc_lines, sbc_json, fuzz_lines, runtime,
+    text = "\n".join(_document(settings, sbc_lines, sbc_json, fuzz_lines, fuzz_json, runtime, commands,
                                notes_path.read_text() if notes_path.exists() else "")) + "\n"
     (out / "RELIABILITY.md").write_text(text)
     summary = {"settings": settings, "alpha": ALPHA, "num_thinned": NUM_THINNED, "sbc": sbc_json, "fuzz": fuzz_json,
-               "runtime": runtime}
+               "runtime": runtime, "commands": commands}
     (out / SUMMARY).parent.mkdir(parents=True, exist_ok=True)
     (out / SUMMARY).write_text(json.dumps(_jsonable(summary), indent=1, sort_keys=True) + "\n")
     return out / "RELIABILITY.md"
 
 
-def _document(settings, sbc_lines, sbc_json, fuzz_lines, runtime, notes) -> list[str]:
+MACHINE = "a 2-core CPU (x86-64, no GPU), shared with other jobs while these runs ran"
+PENDING = (
+    "**Pending: the `meta` column** (issue 11, the meta-learned parameterisation, is being finished on "
+    "another branch and is not in this code). `method_specs` adds `meta` with both kernels as soon as "
+    "`autoreparam.infer.METHODS` lists it; to add its column, rerun the same `autoreparam sbc` command (it "
+    "skips the finished replications and runs only the new cells, with the same (theta, y) per replication) "
+    "and the same `autoreparam fuzz` command (prior reproduction runs every method), then `autoreparam "
+    "reliability`. Its rows then appear in the tables below with the same tests."
+)
+
+
+def _glance(sbc_json: dict, fuzz_json: dict) -> list[str]:
+    """The verdicts in a few lines, computed from the same rows as the tables."""
+    cells = sbc_json.get("cells", [])
+    methods = [c for c in cells if not c["method"].startswith(CONTROL)]
+    controls = [c for c in cells if c["method"].startswith(CONTROL)]
+    tested = [c for c in methods if "passed" in c]
+    failed = [c for c in tested if not c["passed"]]
+    n = [c["replications"] for c in methods]
+    lines = ["## At a glance", ""]
+    if methods:
+        lines.append(f"- SBC: {len(methods)} method/kernel x model cells with {min(n)}-{max(n)} replications each "
+                     f"({sum(n)} runs); {len(tested) - len(failed)} of {len(tested)} tested cells pass after Holm's "
+                     f"correction at family-wise alpha = {ALPHA} per cell"
+                     + (f", {len(methods) - len(tested)} have too few replications to test" if len(tested) < len(methods)
+                        else "") + ".")
+        lines.append("- Cells that **fail**: " + ("; ".join(
+            f"{c['model']} {c['method']} (Holm p {_fmt_p(c['min_adjusted_p'])}, worst {c['worst']}, "
+            f"{c['untrustworthy']} of {c['replications']} runs flagged by `infer`)" for c in failed) if failed else "none")
+                     + ".")
+    if controls:
+        detected = [c for c in controls if "passed" in c and not c["passed"]]
+        lines.append(f"- Negative control (doubled Jacobian): fails, as it must, on {len(detected)} of {len(controls)} "
+                     "models: " + "; ".join(f"{c['model']} n={c['replications']} min Holm p "
+                                            f"{_fmt_p(c['min_adjusted_p']) if 'min_adjusted_p' in c else 'untested'}"
+                                            for c in controls) + ".")
+    counts = fuzz_json.get("counts", {})
+    if counts:
+        lines.append("- Fuzzing: " + "; ".join(f"{k}: {v['programs']} programs, {v['checks']} checks, {v['failed']} "
+                                               f"failed ({v['silent']} silently), {v['errors']} errors"
+                                               for k, v in counts.items()) + ".")
+    lines += [f"- Machine: {MACHINE}.", "", PENDING]
+    return lines
+
+
+def _document(settings, sbc_lines, sbc_json, fuzz_lines, fuzz_json, runtime, commands, notes) -> list[str]:
     s = settings
+    ran = commands["sbc"] + commands["fuzz"]
     head = [
         "# Reliability: simulation-based calibration and fuzzing with generated models", "",
-        "Generated by `autoreparam reliability` from the results of", "",
-        "```", "autoreparam sbc --out results/sbc --replications 100 --control-replications 20 --num-cpus 2 "
-        "--deadline-minutes 112", "autoreparam fuzz --out results/fuzz --n 2000 --seed 0 --mcmc-n 12 --num-cpus 2",
-        "autoreparam reliability --sbc results/sbc --fuzz results/fuzz --out .", "```", "",
-        "(the SBC stops starting replications after its deadline, with every cell at the same count; rerunning "
-        "the same command resumes it and adds replications). Per-replication JSON stays in `results/` (not "
-        f"committed); the numbers below are in `{SUMMARY}`.", "",
-        "## 1. Simulation-based calibration", "",
+        "Generated by `autoreparam reliability --sbc results/sbc --fuzz results/fuzz --out .` from the results of "
+        "these commands (UTC start, code commit, command line; recorded by the commands themselves in "
+        "`results/*/commands.txt`):", "",
+        "```", *(ran or ["(no command recorded)"]), "```", "",
+        "Both commands are resumable: `--deadline-minutes` stops starting tasks after that long, with every SBC cell "
+        "at the same count, and rerunning the same command adds the missing replications (`--replications` more "
+        "adds more). Per-replication JSON stays in `results/` (not committed); the numbers below are in "
+        f"`{SUMMARY}`.", "",
+    ]
+    head += _glance(sbc_json, fuzz_json)
+    head += [
+        "", "## 1. Simulation-based calibration", "",
         "Talts et al. (2018): draw (theta, y) from the prior predictive, run the method on y, rank every element of "
         f"theta among {NUM_THINNED} draws thinned evenly from all chains; ranks are uniform if the method is correct. "
         f"Every run: `ar.infer(..., num_chains={s['num_chains']}, num_warmup={s['num_warmup']}, "
         f"num_samples={s['num_samples']})`, variational protocol `{s['vi']}` (`vi.protocol.FAST`: it seeds the "
-        "sampler and, for vip, learns lambda), HMC's L by the oracle (the default). Per cell, a chi-square test "
+        "HMC samplers and, for vip, learns lambda; auto learns its lambda by the Section 3 rule during NUTS's "
+        "warm-up), HMC's L by the oracle (the default); `given_0.3` is `infer(method=\"given\", "
+        "parameterisation=0.3)`, a fixed partial centring. Per cell, a chi-square test "
         "of the binned ranks and a KS test of the randomised PIT per element, Holm-adjusted together; a cell fails "
         f"when any adjusted p < {ALPHA}. 'untrustworthy': runs that `infer` itself flagged (R-hat, ESS, divergences). "
         "'trusted runs only' repeats the test on the runs `infer` did not flag: not a valid SBC (trust depends on the "
         "draws), but a cell that fails there fails *silently*, where a user gets no warning. "
-        "Replication r of a model uses the same (theta, y) for every method.", "",
+        "Replication r of a model uses the same (theta, y) for every method. 'worst element': PIT mean - 0.5 > 0 "
+        "means the draws sit below the truth; sd ratio > 1 means the draws are too narrow.", "",
         "Models (`reliability/models.py`): " + "; ".join(f"`{m.name}`: {m.description}" for m in sbc_models().values()) + ".",
     ]
     body = head + sbc_lines
@@ -243,7 +306,7 @@ def _document(settings, sbc_lines, sbc_json, fuzz_lines, runtime, notes) -> list
              "*identity*: in float64, for every location-scale latent partially centred at random points near prior "
              "draws with a random lambda per element (tied, separate a != b, and a random 0/1 mix): "
              "log p_u = log p_v + log|det J| (`Coordinates`), log p_v = NumPyro's log density + the support's "
-             "log-Jacobian, round trips, and log|det J| = slogdet(jacfwd) (programs of <= 60 coordinates); fails above "
+             "log-Jacobian, the round trip to_cp(from_cp(v)) = v with cancelling log-Jacobians, and log|det J| = slogdet(jacfwd) (programs of <= 60 coordinates); fails above "
              "1e-9 relative. *prior*: observations removed, every method and kernel must return the prior: exact mean "
              "and variance for latents with constant prior parameters, PIT mean and spread against 4000 forward draws "
              "for all, MCSE z-tests Holm-adjusted per run at 0.001. *invariance*: NUTS in CP, NCP and a random lambda "
@@ -251,9 +314,9 @@ def _document(settings, sbc_lines, sbc_json, fuzz_lines, runtime, notes) -> list
              "programs with at most 40 latent dimensions. 'silent': a failure the run's own diagnostics did not flag."]
     body += fuzz_lines
     body += ["", "## Runtimes", "",
-             f"SBC: {runtime['sbc_wall_seconds'] / 3600:.2f} h wall on this 2-core machine (shared with other work), "
+             f"SBC: {runtime['sbc_wall_seconds'] / 3600:.2f} h wall on {MACHINE}, with the Ray workers the commands above name, "
              f"{runtime['sbc_run_seconds'] / 3600:.2f} h of `infer` calls summed over workers. "
-             f"Fuzzing: {runtime['fuzz_wall_seconds'] / 3600:.2f} h wall."]
+             f"Fuzzing: {runtime['fuzz_wall_seconds'] / 3600:.2f} h wall, alongside the SBC."]
     if notes:
         body += ["", notes.strip()]
     return body
