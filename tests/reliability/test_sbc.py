@@ -13,6 +13,7 @@ from autoreparam.reliability.methods import RunSettings, method_specs
 from autoreparam.reliability.models import MODEL_NAMES, sbc_models
 from autoreparam.reliability.ranks import NUM_THINNED
 from autoreparam.reliability.sbc import cell_ranks, plan_tasks, run_sbc, stable_seed, summarise
+from autoreparam.reliability.statistics import calibration
 
 TINY = RunSettings(num_chains=2, num_warmup=100, num_samples=100)
 
@@ -86,12 +87,29 @@ def test_a_failing_run_is_recorded_with_its_error(tmp_path, monkeypatch):
     assert cell_ranks(store.records())[("funnel", "cp/nuts")]["errors"] == ["RuntimeError: sampler exploded"]
 
 
+def test_small_sbc_calibrates_ncp_and_rejects_the_wrong_jacobian_on_the_funnel(tmp_path):
+    """The check in small, in the default suite: 12 replications of NCP-NUTS on the funnel without
+    data (whose posterior NCP samples as independent normals) pass; the doubled Jacobian, which moves
+    z by about three prior sds, fails."""
+    settings = RunSettings(num_chains=2, num_warmup=200, num_samples=200)
+    store = run_sbc(tmp_path, 12, models=["funnel"], labels=["ncp/nuts", "wrong_jacobian/nuts"],
+                    settings=settings, control_replications=6, serial=True, progress=False)
+    cells = cell_ranks(store.records())
+    ncp, control = cells[("funnel", "ncp/nuts")], cells[("funnel", "wrong_jacobian/nuts")]
+    assert len(ncp["rank"]) == 12 and len(control["rank"]) == 6
+    verdict = calibration(ncp["rank"], ncp["labels"], NUM_THINNED)
+    assert verdict.passed, verdict
+    assert calibration(control["rank"], control["labels"], NUM_THINNED).min_adjusted_p < 1e-3
+
+
 @pytest.mark.slow
-def test_sbc_passes_ncp_and_fails_the_wrong_jacobian_on_the_observed_funnel(tmp_path):
+def test_sbc_passes_ncp_and_fails_the_wrong_jacobian_on_the_funnel_and_the_logistic_regression(tmp_path):
     """The full check in small: 30 replications of NCP-NUTS must be calibrated, the control must not."""
     settings = RunSettings(num_chains=4, num_warmup=300, num_samples=300)
-    store = run_sbc(tmp_path, 30, models=["funnel_observed"], labels=["ncp/nuts", "wrong_jacobian/nuts"],
+    models = ["funnel", "hierarchical_logistic"]
+    store = run_sbc(tmp_path, 30, models=models, labels=["ncp/nuts", "wrong_jacobian/nuts"],
                     settings=settings, serial=True, progress=False)
     verdicts = summarise(store.records())
-    assert verdicts[("funnel_observed", "ncp/nuts")].passed
-    assert not verdicts[("funnel_observed", "wrong_jacobian/nuts")].passed
+    for model in models:
+        assert verdicts[(model, "ncp/nuts")].passed
+        assert not verdicts[(model, "wrong_jacobian/nuts")].passed
