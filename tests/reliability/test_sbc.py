@@ -53,27 +53,6 @@ def test_prior_draws_are_reproducible_and_respect_the_data_range():
     assert all(low <= y <= high for y in ys) and np.std(ys) > 0.5
 
 
-def test_one_replication_end_to_end_and_a_rerun_skips_it(tmp_path):
-    store = run_sbc(tmp_path, 1, models=["funnel_observed"], labels=["ncp/nuts"], settings=TINY, serial=True,
-                    progress=False)
-    records = store.records()
-    assert len(records) == 1 and all(r["status"] == "ok" for r in records), [r.get("error") for r in records]
-    rec = records[0]
-    assert rec["labels"] == ["x", "z"] and len(rec["thinned"]) == NUM_THINNED
-    assert all(0 <= r <= NUM_THINNED for r in rec["rank"])
-    # the rank is the rank of the saved truth among the saved draws
-    assert rec["rank"] == list(np.sum(np.array(rec["thinned"]) < np.array(rec["truth"]), axis=0))
-    saved = json.loads((tmp_path / "cells" / f"{rec['key']}.json").read_text())
-    assert saved["model"] == "funnel_observed" and isinstance(saved["trustworthy"], bool)
-    before = (tmp_path / "wall_seconds.txt").read_text().split()
-    run_sbc(tmp_path, 1, models=["funnel_observed"], labels=["ncp/nuts"], settings=TINY, serial=True, progress=False)
-    after = (tmp_path / "wall_seconds.txt").read_text().split()
-    assert after[-1] == "0" and before[1] == "1"  # the rerun ran nothing
-    cells = cell_ranks(store.records())
-    assert cells[("funnel_observed", "ncp/nuts")]["rank"].shape == (1, 2)
-    assert summarise(store.records()) == {}  # fewer than 10 replications: no verdict
-
-
 def test_a_failing_run_is_recorded_with_its_error(tmp_path, monkeypatch):
     from autoreparam.reliability import sbc as sbc_module
 
@@ -92,9 +71,21 @@ def test_small_sbc_calibrates_ncp_and_rejects_the_wrong_jacobian_on_the_funnel(t
     data (whose posterior NCP samples as independent normals) pass; the doubled Jacobian, which moves
     z by about three prior sds, fails."""
     settings = RunSettings(num_chains=2, num_warmup=200, num_samples=200)
-    store = run_sbc(tmp_path, 12, models=["funnel"], labels=["ncp/nuts", "wrong_jacobian/nuts"],
-                    settings=settings, control_replications=6, serial=True, progress=False)
-    cells = cell_ranks(store.records())
+    arguments = dict(models=["funnel"], labels=["ncp/nuts", "wrong_jacobian/nuts"], settings=settings,
+                     control_replications=6, serial=True, progress=False)
+    store = run_sbc(tmp_path, 12, **arguments)
+    records = store.records()
+    assert len(records) == 18 and all(r["status"] == "ok" for r in records), [r.get("error") for r in records]
+    rec = records[0]
+    assert rec["labels"] == ["x[0]", "x[1]", "z"] and len(rec["thinned"]) == NUM_THINNED
+    # the rank is the rank of the saved truth among the saved draws
+    assert rec["rank"] == list(np.sum(np.array(rec["thinned"]) < np.array(rec["truth"]), axis=0))
+    saved = json.loads((tmp_path / "cells" / f"{rec['key']}.json").read_text())
+    assert saved["model"] == "funnel" and isinstance(saved["trustworthy"], bool)
+    run_sbc(tmp_path, 12, **arguments)
+    assert (tmp_path / "wall_seconds.txt").read_text().split()[-1] == "0"  # the rerun ran nothing
+    assert set(summarise(records)) == {("funnel", "ncp/nuts")}  # the control's 6 replications: no verdict
+    cells = cell_ranks(records)
     ncp, control = cells[("funnel", "ncp/nuts")], cells[("funnel", "wrong_jacobian/nuts")]
     assert len(ncp["rank"]) == 12 and len(control["rank"]) == 6
     verdict = calibration(ncp["rank"], ncp["labels"], NUM_THINNED)
