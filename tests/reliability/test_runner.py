@@ -14,10 +14,12 @@ pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning", "ignore
 def square(task: dict) -> dict:
     import os
 
+    if task.get("crash"):
+        os._exit(1)  # the worker dies, as when the machine runs out of memory
     return {"value": task["x"] ** 2, "xla_flags": os.environ.get("XLA_FLAGS", "")}
 
 
-def test_ray_runs_every_task_once_and_a_rerun_skips_them(tmp_path):
+def test_ray_runs_every_task_once_a_rerun_skips_them_and_a_dead_worker_stops_nothing(tmp_path):
     import sys
 
     from ray import cloudpickle
@@ -28,8 +30,10 @@ def test_ray_runs_every_task_once_and_a_rerun_skips_them(tmp_path):
     tasks = [{"key": f"t{i}", "x": i} for i in range(5)]
     env = worker_environment(tmp_path / "cache")
     assert run_tasks(tasks[:3], square, store, num_cpus=1, env=env, progress=False) == 3
-    assert run_tasks(tasks, square, store, num_cpus=1, env=env, progress=False) == 2
+    crash = {"key": "crash", "x": 0, "crash": True}
+    assert run_tasks([crash] + tasks, square, store, num_cpus=1, env=env, progress=False, max_calls=2) == 2
     records = {r["key"]: r for r in store.records()}
+    assert "crash" not in records  # a dead worker's task is not saved; the others still ran
     assert [records[f"t{i}"]["value"] for i in range(5)] == [0, 1, 4, 9, 16]
     assert "intra_op_parallelism_threads=1" in records["t0"]["xla_flags"]  # the worker got its environment
 

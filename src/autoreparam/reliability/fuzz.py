@@ -107,12 +107,12 @@ def run_fuzz(out, n: int, seed: int = 0, mcmc_n: int = 12, chunk: int = 25, sett
     sampling = [t for t in tasks if t["kind"] != "identity"]
     run_tasks(sampling, run_fuzz_task, store, address=address, num_cpus=num_cpus, serial=serial,
               env=worker_environment(Path(out) / "jax_cache"), progress=progress, desc="fuzz: sampling",
-              deadline_minutes=left())
+              deadline_minutes=left(), max_calls=10)
     # Identity checks compile one small program each and run it three times: compile fast.
     identity = [t for t in tasks if t["kind"] == "identity"]
     run_tasks(identity, run_fuzz_task, store, address=address, num_cpus=num_cpus, serial=serial,
               env=worker_environment(None, fast_compile=True), progress=progress, desc="fuzz: identity",
-              deadline_minutes=left())
+              deadline_minutes=left(), max_calls=5)
     return store
 
 

@@ -67,10 +67,15 @@ def run_tasks(
     progress: bool = True,
     desc: str = "tasks",
     deadline_minutes: float | None = None,
+    max_calls: int = 0,
 ) -> int:
     """Run every task whose key ``store`` lacks, saving ``work(task)`` under its key; returns how many ran.
 
     ``deadline_minutes``: start no task after this long (running ones finish); rerun to continue.
+    ``max_calls``: a Ray worker process exits after this many tasks (0: never), returning the memory
+    its compiled programs hold (in-process caches are never evicted; a long-lived worker running
+    many models ran a 23 GB machine out of memory). A task whose worker dies (out of memory,
+    killed) is reported and not saved, and the others go on; a rerun retries it.
     """
     deadline = None if deadline_minutes is None else time.perf_counter() + 60.0 * deadline_minutes
     pending = [t for t in tasks if not store.done(t["key"])]
@@ -90,7 +95,7 @@ def run_tasks(
                     break
                 save(task, work(task))
         elif pending:
-            _run_ray(pending, work, save, address, num_cpus, env or {}, deadline)
+            _run_ray(pending, work, save, address, num_cpus, env or {}, deadline, max_calls)
     finally:
         bar.close()
     store.root.mkdir(parents=True, exist_ok=True)
@@ -100,7 +105,7 @@ def run_tasks(
     return len(finished)
 
 
-def _run_ray(pending, work, save, address, num_cpus, env, deadline) -> None:
+def _run_ray(pending, work, save, address, num_cpus, env, deadline, max_calls=0) -> None:
     import ray
 
     runtime_env = {"env_vars": env}
@@ -111,7 +116,7 @@ def _run_ray(pending, work, save, address, num_cpus, env, deadline) -> None:
                      object_store_memory=200 * 1024**2, runtime_env=runtime_env)
         else:
             ray.init(address=address, log_to_driver=False, runtime_env=runtime_env)
-    remote = ray.remote(num_cpus=1, max_retries=0)(work)
+    remote = ray.remote(num_cpus=1, max_retries=0, max_calls=max_calls)(work)
     # A bounded queue: results stream to disk as they finish and an interrupt loses little work.
     limit = 4 * max(1, int(ray.cluster_resources().get("CPU", 1)))
     queue, in_flight = list(pending), {}
@@ -127,7 +132,12 @@ def _run_ray(pending, work, save, address, num_cpus, env, deadline) -> None:
             done, _ = ray.wait(list(in_flight), num_returns=1)
             for ref in done:
                 task = in_flight.pop(ref)
-                save(task, ray.get(ref))
+                try:
+                    result = ray.get(ref)
+                except ray.exceptions.RayError as error:  # the worker died: not the task's verdict
+                    print(f"{task['key']}: {type(error).__name__}, not saved (a rerun retries it)", file=sys.stderr)
+                    continue
+                save(task, result)
     finally:
         for ref in in_flight:
             ray.cancel(ref, force=True)

@@ -94,7 +94,7 @@ def run_sbc(out, replications: int, models=MODEL_NAMES, labels=None, settings: R
     tasks = plan_tasks(replications, models, labels, settings, control_replications)
     env = worker_environment(Path(out) / "jax_cache")
     run_tasks(tasks, run_replication, store, address=address, num_cpus=num_cpus, serial=serial, env=env,
-              progress=progress, desc="SBC replications", deadline_minutes=deadline_minutes)
+              progress=progress, desc="SBC replications", deadline_minutes=deadline_minutes, max_calls=200)
     return store
 
 
