@@ -1,4 +1,4 @@
-"""The ``autoreparam`` command line: run, vip, compare, bench, report, figures, corpus, graph, meta, data."""
+"""The ``autoreparam`` command line: run, compare, bench, report, graph, meta, sbc, fuzz, reliability, data, ..."""
 
 from __future__ import annotations
 
@@ -192,6 +192,24 @@ def cmd_corpus(args) -> int:
     return 0
 
 
+def cmd_sbc(args) -> int:
+    from autoreparam.reliability.cli import run_sbc_command
+
+    return run_sbc_command(args)
+
+
+def cmd_fuzz(args) -> int:
+    from autoreparam.reliability.cli import run_fuzz_command
+
+    return run_fuzz_command(args)
+
+
+def cmd_reliability(args) -> int:
+    from autoreparam.reliability.cli import run_report_command
+
+    return run_report_command(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="autoreparam", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -263,6 +281,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_arguments(graph)
     graph.add_argument("--json", default=None, help="also write the graph as JSON to this file")
     graph.set_defaults(func=cmd_graph)
+
+    from autoreparam.reliability.cli import add_fuzz_parser, add_report_parser, add_sbc_parser
+
+    add_sbc_parser(sub).set_defaults(func=cmd_sbc)
+    add_fuzz_parser(sub).set_defaults(func=cmd_fuzz)
+    add_report_parser(sub).set_defaults(func=cmd_reliability)
 
     models = sub.add_parser("models", help="list the model zoo")
     models.set_defaults(func=cmd_models)

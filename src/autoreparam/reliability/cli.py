@@ -1,0 +1,114 @@
+"""The ``sbc``, ``fuzz`` and ``reliability`` subcommands (arguments here, work in the modules they call)."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+COMMANDS = "commands.txt"  # in a results folder: one line per invocation that wrote to it
+
+
+def record_command(out, argv=None) -> None:
+    """Append ``<UTC time> <git commit or 'unknown'> <command line>`` to ``<out>/commands.txt``: the
+    report quotes these lines, so RELIABILITY.md names the commands (and code) that made its numbers."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=Path(__file__).resolve().parent, timeout=10).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        commit = "unknown"
+    Path(out).mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+    with open(Path(out) / COMMANDS, "a") as log:
+        log.write(f"{stamp} {commit} autoreparam {shlex.join(argv)}\n")
+
+
+def _ray_arguments(parser) -> None:
+    parser.add_argument("--address", default=None, help="join this Ray cluster (default: start a local one)")
+    parser.add_argument("--num-cpus", type=int, default=1, help="workers of the local Ray cluster (default 1)")
+    parser.add_argument("--serial", action="store_true", help="run in this process, without Ray (debugging)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _listed(text):
+    return None if text is None else [x for x in text.split(",") if x]
+
+
+def add_sbc_parser(sub):
+    p = sub.add_parser("sbc", help="simulation-based calibration of every method and kernel; resumable, via Ray")
+    p.add_argument("--out", default="results/sbc", help="one JSON per finished replication (default results/sbc)")
+    p.add_argument("--replications", type=int, default=50, help="replications per model and method/kernel")
+    p.add_argument("--control-replications", type=int, default=20, help="replications of the negative control")
+    p.add_argument("--models", default=None, help="comma-separated SBC models (default: all four)")
+    p.add_argument("--methods", default=None, help="comma-separated method/kernel cells, e.g. ncp/nuts,ihmc/hmc")
+    p.add_argument("--chains", type=int, default=4)
+    p.add_argument("--warmup", type=int, default=500)
+    p.add_argument("--samples", type=int, default=500)
+    p.add_argument("--vi", default="fast", choices=["fast", "paper"], help="variational protocol of every run")
+    p.add_argument("--deadline-minutes", type=float, default=None, help="start no replication after this; rerun to go on")
+    _ray_arguments(p)
+    return p
+
+
+def run_sbc_command(args) -> int:
+    from autoreparam.reliability.methods import RunSettings
+    from autoreparam.reliability.models import MODEL_NAMES
+    from autoreparam.reliability.sbc import run_sbc, summarise
+
+    settings = RunSettings(args.chains, args.warmup, args.samples, args.vi)
+    record_command(args.out)
+    start = time.perf_counter()
+    store = run_sbc(args.out, args.replications, _listed(args.models) or MODEL_NAMES, _listed(args.methods), settings,
+                    control_replications=args.control_replications, address=args.address, num_cpus=args.num_cpus,
+                    serial=args.serial, progress=not args.quiet, deadline_minutes=args.deadline_minutes)
+    for (model, label), cal in sorted(summarise(store.records()).items()):
+        verdict = "pass" if cal.passed else "FAIL"
+        print(f"{model:<22} {label:<22} n={cal.num_replications:<4} min Holm p={cal.min_adjusted_p:.2g} {verdict}")
+    print(f"results in {store.root} ({time.perf_counter() - start:.0f}s)")
+    return 0
+
+
+def add_fuzz_parser(sub):
+    p = sub.add_parser("fuzz", help="check invariants on random programs of the corpus; resumable, via Ray")
+    p.add_argument("--out", default="results/fuzz")
+    p.add_argument("--n", type=int, default=2000, help="programs for the log-density identity")
+    p.add_argument("--seed", type=int, default=0, help="corpus seed (program i is generate_program(i, seed))")
+    p.add_argument("--mcmc-n", type=int, default=12, help="programs for the two sampling invariants")
+    p.add_argument("--chunk", type=int, default=25, help="identity programs per task")
+    p.add_argument("--deadline-minutes", type=float, default=None, help="start no task after this; rerun to go on")
+    _ray_arguments(p)
+    return p
+
+
+def run_fuzz_command(args) -> int:
+    from autoreparam.reliability.fuzz import run_fuzz, summarise_fuzz
+
+    record_command(args.out)
+    start = time.perf_counter()
+    store = run_fuzz(args.out, n=args.n, seed=args.seed, mcmc_n=args.mcmc_n, chunk=args.chunk, address=args.address,
+                     num_cpus=args.num_cpus, serial=args.serial, progress=not args.quiet,
+                     deadline_minutes=args.deadline_minutes)
+    summary = summarise_fuzz(store.records())
+    for name, part in summary.items():
+        print(f"{name}: {part['programs']} programs, {part['runs']} checks, {len(part['failures'])} failed")
+    print(f"results in {store.root} ({time.perf_counter() - start:.0f}s)")
+    return 0
+
+
+def add_report_parser(sub):
+    p = sub.add_parser("reliability", help="write RELIABILITY.md, its figures and JSON summary from sbc/fuzz results")
+    p.add_argument("--sbc", default="results/sbc")
+    p.add_argument("--fuzz", default="results/fuzz")
+    p.add_argument("--out", default=".", help="folder of RELIABILITY.md (figures go to <out>/figures/reliability)")
+    return p
+
+
+def run_report_command(args) -> int:
+    from autoreparam.reliability.report import write_reliability_report
+
+    print(f"wrote {write_reliability_report(args.sbc, args.fuzz, args.out)}")
+    return 0

@@ -1,0 +1,139 @@
+"""``autoreparam fuzz``: invariants on random programs of the corpus, as resumable Ray tasks.
+
+Program i is ``corpus.generate_program(i, seed)`` (the same in every corpus size). Three kinds of task:
+
+- ``identity``: the log-density identity and its oracles (`identity.check_program`) for programs
+  ``chunk * j .. chunk * (j + 1) - 1``, one task per chunk (each program costs about a second);
+- ``prior``: one method and kernel on one program with its observations removed (`prior.check_prior`);
+- ``invariance``: one program sampled in three parameterisations (`prior.check_invariance`).
+
+The sampling checks run on the first ``mcmc_n`` programs with at most `MAX_MCMC_DIM` latent
+dimensions (each run compiles afresh, about 20 s). A program the generator writes but the compiler
+or a check rejects is recorded as an error with its message: that is a finding too.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import asdict
+from pathlib import Path
+
+from autoreparam.benchmark.store import ResultStore
+from autoreparam.corpus import generate_program
+from autoreparam.reliability.identity import check_program
+from autoreparam.reliability.methods import RunSettings, find_spec, method_specs
+from autoreparam.reliability.prior import check_invariance, check_prior
+from autoreparam.reliability.runner import run_tasks, worker_environment
+from autoreparam.reliability.sbc import stable_seed
+
+MAX_MCMC_DIM = 40
+MCMC_SETTINGS = RunSettings(num_chains=4, num_warmup=500, num_samples=1000)
+
+
+def _program(index: int, seed: int):
+    return generate_program(index, seed)[1]
+
+
+def mcmc_programs(n: int, seed: int, max_dim: int = MAX_MCMC_DIM) -> list[int]:
+    """Indices of the first ``n`` programs with at most ``max_dim`` latent dimensions."""
+    from autoreparam.lang import compile_program
+    from autoreparam.reparam.sites import analyse_model
+
+    chosen, index = [], 0
+    while len(chosen) < n and index < 100 * max(n, 1):
+        program = _program(index, seed)
+        model, _, kwargs = compile_program(program.text, program.data)
+        if analyse_model(model, **kwargs).num_latent_dims <= max_dim:
+            chosen.append(index)
+        index += 1
+    return chosen
+
+
+def plan_fuzz(n: int, seed: int, mcmc_n: int, chunk: int, settings: RunSettings = MCMC_SETTINGS) -> list[dict]:
+    tasks = [{"key": f"identity__{seed}__{start:06d}", "kind": "identity", "seed": seed,
+              "programs": list(range(start, min(start + chunk, n)))} for start in range(0, n, chunk)]
+    labels = [s.label for s in method_specs(include_control=False)]
+    for index in mcmc_programs(mcmc_n, seed) if mcmc_n else []:
+        tasks += [{"key": f"prior__{seed}__{index:06d}__{label.replace('/', '-')}", "kind": "prior", "seed": seed,
+                   "program": index, "method": label, "settings": asdict(settings)} for label in labels]
+        tasks.append({"key": f"invariance__{seed}__{index:06d}", "kind": "invariance", "seed": seed,
+                      "program": index, "settings": asdict(settings)})
+    return tasks
+
+
+def _guarded(check, **context) -> dict:
+    try:
+        return {"status": "ok", **context, **check()}
+    except Exception as error:  # noqa: BLE001 - a rejected program is recorded, not raised
+        return {"status": "error", **context, "error": f"{type(error).__name__}: {error}",
+                "traceback": traceback.format_exc(limit=8)}
+
+
+def run_fuzz_task(task: dict) -> dict:
+    """Run one task (in a worker); failures of single programs are recorded in the result."""
+    seed = task["seed"]
+    if task["kind"] == "identity":
+        results = []
+        for index in task["programs"]:
+            program = _program(index, seed)
+            results.append(_guarded(lambda: check_program(program.text, program.data, stable_seed("identity", seed, index)),
+                                    program=index, family=program.family))
+        return {**task, "results": results}
+    program = _program(task["program"], seed)
+    settings = RunSettings(**task["settings"])
+    run_seed = stable_seed(task["kind"], seed, task["program"], task.get("method", ""))
+    if task["kind"] == "prior":
+        check = lambda: check_prior(program.text, program.data, find_spec(task["method"]), run_seed, settings)  # noqa: E731
+    else:
+        check = lambda: check_invariance(program.text, program.data, run_seed, settings)  # noqa: E731
+    return {**task, **_guarded(check, family=program.family)}
+
+
+def run_fuzz(out, n: int, seed: int = 0, mcmc_n: int = 12, chunk: int = 25, settings: RunSettings = MCMC_SETTINGS, *,
+             address=None, num_cpus=1, serial=False, progress=True, deadline_minutes=None) -> ResultStore:
+    """Run (or resume) every fuzzing task into ``out``; returns its store.
+
+    The sampling checks run first (few tasks, each worth more), then the identity chunks in program
+    order, so a run stopped by ``deadline_minutes`` has checked programs 0..k-1 with nothing skipped.
+    """
+    store = ResultStore(out)
+    tasks = plan_fuzz(n, seed, mcmc_n, chunk, settings)
+    end = None if deadline_minutes is None else time.perf_counter() + 60.0 * deadline_minutes
+
+    def left():
+        return None if end is None else max(0.0, (end - time.perf_counter()) / 60.0)
+
+    sampling = [t for t in tasks if t["kind"] != "identity"]
+    run_tasks(sampling, run_fuzz_task, store, address=address, num_cpus=num_cpus, serial=serial,
+              env=worker_environment(Path(out) / "jax_cache"), progress=progress, desc="fuzz: sampling",
+              deadline_minutes=left(), max_calls=10)
+    # Identity checks compile one small program each and run it three times: compile fast.
+    identity = [t for t in tasks if t["kind"] == "identity"]
+    run_tasks(identity, run_fuzz_task, store, address=address, num_cpus=num_cpus, serial=serial,
+              env=worker_environment(None, fast_compile=True), progress=progress, desc="fuzz: identity",
+              deadline_minutes=left(), max_calls=5)
+    return store
+
+
+def summarise_fuzz(records: list[dict]) -> dict[str, dict]:
+    """Per invariant: programs, checks, failures (silent ones and those the run's diagnostics flagged), errors."""
+    parts = {}
+    identity = [r for rec in records if rec["kind"] == "identity" for r in rec["results"]]
+    parts["identity"] = {
+        "programs": len(identity), "runs": len(identity),
+        "failures": [r for r in identity if r["status"] == "ok" and r["failed"]],
+        "errors": [r for r in identity if r["status"] != "ok"],
+        "families": sorted({r["family"] for r in identity}),
+    }
+    for kind in ("prior", "invariance"):
+        rows = [r for r in records if r["kind"] == kind]
+        ok = [r for r in rows if r["status"] == "ok"]
+        failures = [r for r in ok if r["failed"]]
+        parts[kind] = {
+            "programs": len({r["program"] for r in rows}), "runs": len(rows), "failures": failures,
+            "silent_failures": [r for r in failures if r["trustworthy"]],
+            "errors": [r for r in rows if r["status"] != "ok"],
+            "families": sorted({r["family"] for r in rows}),
+        }
+    return parts

@@ -1,0 +1,145 @@
+"""Run independent tasks through Ray, saving each result as JSON the moment it finishes; resumable.
+
+A task is a JSON-ready dict with a file-name-safe ``key``; its result is saved as
+``<out>/cells/<key>.json`` (`autoreparam.benchmark.store.ResultStore`, written atomically), and a
+rerun skips every key already saved. Ray starts a local cluster with ``num_cpus`` workers by
+default, or joins an existing one at ``address``. The driver writes every file, so workers on other
+machines need no shared file system. ``serial=True`` runs the tasks in this process, without Ray
+(for tests and debugging).
+
+Each worker process is started with `worker_environment`: JAX on the CPU, one thread per worker,
+closed-over data hoisted out of the compiled programs as arguments
+(``JAX_USE_SIMPLIFIED_JAXPR_CONSTANTS``), and a persistent compilation cache. Replications of a
+model differ only in their data, so from the second one on every XLA program comes from the cache:
+measured on eight schools, NCP-HMC, 22 s per replication without it and 6 s with it (2-core
+machine), with bitwise-identical draws.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+from autoreparam.benchmark.store import ResultStore
+
+
+def worker_environment(cache_dir: str | os.PathLike | None, fast_compile: bool = False) -> dict[str, str]:
+    """Environment variables for a worker process (they must be set before JAX is imported)."""
+    xla = ["--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_threads=1"]
+    if fast_compile:  # programs that run once: compile time dominates, so skip LLVM's optimisation
+        xla.append("--xla_backend_optimization_level=0")
+    env = {
+        "JAX_PLATFORMS": "cpu",
+        "XLA_FLAGS": " ".join(xla),
+        "JAX_USE_SIMPLIFIED_JAXPR_CONSTANTS": "True",
+        "JAX_EMBEDDED_CONSTANTS_MAX_BYTES": "0",
+    }
+    if cache_dir is not None:
+        env.update({
+            "JAX_COMPILATION_CACHE_DIR": str(Path(cache_dir).resolve()),
+            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+        })
+    for name in ("AUTOREPARAM_DATA", "PYTHONPATH"):  # PYTHONPATH: a run from a frozen copy of the source
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+def _bar(total: int, desc: str, progress: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, file=sys.stderr, disable=not progress)
+
+
+def run_tasks(
+    tasks: list[dict],
+    work: Callable[[dict], dict],
+    store: ResultStore,
+    *,
+    address: str | None = None,
+    num_cpus: int | None = 1,
+    serial: bool = False,
+    env: dict[str, str] | None = None,
+    progress: bool = True,
+    desc: str = "tasks",
+    deadline_minutes: float | None = None,
+    max_calls: int = 0,
+) -> int:
+    """Run every task whose key ``store`` lacks, saving ``work(task)`` under its key; returns how many ran.
+
+    ``deadline_minutes``: start no task after this long (running ones finish); rerun to continue.
+    ``max_calls``: a Ray worker process exits after this many tasks (0: never), returning the memory
+    its compiled programs hold (in-process caches are never evicted; a long-lived worker running
+    many models ran a 23 GB machine out of memory). A task whose worker dies (out of memory,
+    killed) is reported and not saved, and the others go on; a rerun retries it.
+    """
+    deadline = None if deadline_minutes is None else time.perf_counter() + 60.0 * deadline_minutes
+    pending = [t for t in tasks if not store.done(t["key"])]
+    bar = _bar(len(pending), desc, progress)
+    started, finished = time.perf_counter(), []
+
+    def save(task, result) -> None:
+        store.save(task["key"], result)
+        finished.append(task["key"])
+        bar.set_postfix_str(task["key"][:50], refresh=False)
+        bar.update(1)
+
+    try:
+        if serial:
+            for task in pending:
+                if deadline is not None and time.perf_counter() > deadline:
+                    break
+                save(task, work(task))
+        elif pending:
+            _run_ray(pending, work, save, address, num_cpus, env or {}, deadline, max_calls)
+    finally:
+        bar.close()
+    store.root.mkdir(parents=True, exist_ok=True)
+    # One line per call: a resumed run's wall time is the sum of its passes.
+    with open(store.root / "wall_seconds.txt", "a") as log:
+        log.write(f"{time.perf_counter() - started:.1f} {len(finished)}\n")
+    return len(finished)
+
+
+def _run_ray(pending, work, save, address, num_cpus, env, deadline, max_calls=0) -> None:
+    import ray
+
+    runtime_env = {"env_vars": env}
+    started_here = not ray.is_initialized()
+    if started_here:
+        if address is None:
+            ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
+                     object_store_memory=200 * 1024**2, runtime_env=runtime_env)
+        else:
+            ray.init(address=address, log_to_driver=False, runtime_env=runtime_env)
+    remote = ray.remote(num_cpus=1, max_retries=0, max_calls=max_calls)(work)
+    # A bounded queue: results stream to disk as they finish and an interrupt loses little work.
+    limit = 4 * max(1, int(ray.cluster_resources().get("CPU", 1)))
+    queue, in_flight = list(pending), {}
+    try:
+        while True:
+            if deadline is not None and time.perf_counter() > deadline:
+                queue.clear()
+            while queue and len(in_flight) < limit:
+                task = queue.pop(0)
+                in_flight[remote.remote(task)] = task
+            if not in_flight:
+                break
+            done, _ = ray.wait(list(in_flight), num_returns=1)
+            for ref in done:
+                task = in_flight.pop(ref)
+                try:
+                    result = ray.get(ref)
+                except ray.exceptions.RayError as error:  # the worker died: not the task's verdict
+                    print(f"{task['key']}: {type(error).__name__}, not saved (a rerun retries it)", file=sys.stderr)
+                    continue
+                save(task, result)
+    finally:
+        for ref in in_flight:
+            ray.cancel(ref, force=True)
+        if started_here:
+            ray.shutdown()

@@ -1,0 +1,52 @@
+"""The Ray runner: a local cluster, results saved as JSON as they finish, resumable, a deadline."""
+
+from __future__ import annotations
+
+import pytest
+
+from autoreparam.benchmark.store import ResultStore
+from autoreparam.reliability.runner import run_tasks, worker_environment
+
+# Ray starts its processes with fork+exec from a process that has imported JAX, and warns about it.
+pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning", "ignore::DeprecationWarning")
+
+
+def square(task: dict) -> dict:
+    import os
+
+    if task.get("crash"):
+        os._exit(1)  # the worker dies, as when the machine runs out of memory
+    return {"value": task["x"] ** 2, "xla_flags": os.environ.get("XLA_FLAGS", "")}
+
+
+def test_ray_runs_every_task_once_a_rerun_skips_them_and_a_dead_worker_stops_nothing(tmp_path):
+    import sys
+
+    from ray import cloudpickle
+
+    # Workers cannot import this test module by name: send `square` by value.
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    store = ResultStore(tmp_path)
+    tasks = [{"key": f"t{i}", "x": i} for i in range(5)]
+    env = worker_environment(tmp_path / "cache")
+    assert run_tasks(tasks[:3], square, store, num_cpus=1, env=env, progress=False) == 3
+    crash = {"key": "crash", "x": 0, "crash": True}
+    assert run_tasks([crash] + tasks, square, store, num_cpus=1, env=env, progress=False, max_calls=2) == 2
+    records = {r["key"]: r for r in store.records()}
+    assert "crash" not in records  # a dead worker's task is not saved; the others still ran
+    assert [records[f"t{i}"]["value"] for i in range(5)] == [0, 1, 4, 9, 16]
+    assert "intra_op_parallelism_threads=1" in records["t0"]["xla_flags"]  # the worker got its environment
+
+
+def test_serial_mode_and_deadline(tmp_path):
+    store = ResultStore(tmp_path)
+    tasks = [{"key": f"t{i}", "x": i} for i in range(4)]
+    assert run_tasks(tasks, square, store, serial=True, progress=False, deadline_minutes=0.0) == 0
+    assert run_tasks(tasks, square, store, serial=True, progress=False) == 4
+
+
+def test_worker_environment_hoists_constants_and_caches_compilations(tmp_path):
+    env = worker_environment(tmp_path)
+    assert env["JAX_USE_SIMPLIFIED_JAXPR_CONSTANTS"] == "True" and env["JAX_EMBEDDED_CONSTANTS_MAX_BYTES"] == "0"
+    assert env["JAX_COMPILATION_CACHE_DIR"] == str(tmp_path.resolve())
+    assert "JAX_COMPILATION_CACHE_DIR" not in worker_environment(None, fast_compile=True)
