@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
-from autoreparam.models import load
-
-_NEEDS_DATA = {"radon_mn": "radon/srrs2.dat", "german_credit": "german_credit/german.data",
-               "election88": "election88/election88_full.data.json", "electric": "electric/electric.data.json"}
+from tests.models.conftest import load_zoo_or_skip
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -24,12 +18,4 @@ def isolated_user_cache(tmp_path_factory):
 @pytest.fixture(scope="session")
 def zoo():
     """``zoo(name)``: the zoo problem, or a skip when its data file is not under $AUTOREPARAM_DATA."""
-
-    def get(name):
-        needed = _NEEDS_DATA.get(name)
-        root = Path(os.environ.get("AUTOREPARAM_DATA") or "/work/shared/data")
-        if needed and not (root / needed).is_file():
-            pytest.skip(f"real data not found: {root / needed}; set AUTOREPARAM_DATA")
-        return load(name, data_dir=root if needed else None)
-
-    return get
+    return load_zoo_or_skip

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import jax
 import numpy as np
 import pytest
@@ -14,6 +11,7 @@ from autoreparam.meta.network import MetaGNN
 from autoreparam.meta.weights import ELEMENT_FEATURE_NAMES, NODE_FEATURE_NAMES
 from autoreparam.models.funnels import funnel_with_observation
 from autoreparam.models.hierarchical import eight_schools
+from tests.models.conftest import load_zoo_or_skip
 
 SIGMA = np.array([15.0, 10, 16, 11, 9, 11, 10, 18], dtype=np.float32)
 Y = np.array([28.0, 8, -3, 7, -1, 1, 18, 12], dtype=np.float32)
@@ -34,10 +32,6 @@ def network():
     return small_network()
 
 
-_NEEDS_DATA = {"radon": "radon/srrs2.dat", "german_credit": "german_credit/german.data",
-               "election88": "election88/election88_full.data.json", "electric": "electric/electric.data.json"}
-
-
 @pytest.fixture(scope="session", autouse=True)
 def isolated_user_cache(tmp_path_factory):
     """Parsed-data caches go to a fresh folder, never to ~/.cache."""
@@ -49,13 +43,4 @@ def isolated_user_cache(tmp_path_factory):
 @pytest.fixture(scope="session")
 def zoo():
     """``zoo(name)``: the zoo problem, or a skip when its data file is not under $AUTOREPARAM_DATA."""
-    from autoreparam.models import load
-
-    def get(name):
-        needed = next((f for prefix, f in _NEEDS_DATA.items() if name.startswith(prefix)), None)
-        root = Path(os.environ.get("AUTOREPARAM_DATA", ""))
-        if needed and not (root / needed).is_file():
-            pytest.skip(f"real data not found: {root / needed}; set AUTOREPARAM_DATA")
-        return load(name, data_dir=root if needed else None)
-
-    return get
+    return load_zoo_or_skip
