@@ -222,15 +222,21 @@ def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims:
     return out / "RELIABILITY.md"
 
 
-MACHINE = "a 2-core CPU (x86-64, no GPU), shared with other jobs while these runs ran"
-PENDING = (
-    "**Pending: the `meta` column** (issue 11, the meta-learned parameterisation, is being finished on "
-    "another branch and is not in this code). `method_specs` adds `meta` with both kernels as soon as "
-    "`autoreparam.infer.METHODS` lists it; to add its column, rerun the same `autoreparam sbc` command (it "
-    "skips the finished replications and runs only the new cells, with the same (theta, y) per replication) "
-    "and the same `autoreparam fuzz` command (prior reproduction runs every method), then `autoreparam "
-    "reliability`. Its rows then appear in the tables below with the same tests."
-)
+MACHINE = ("a 2-core CPU (x86-64, no GPU), shared with other jobs while these runs ran; the fuzzing command run "
+           "by `benchmarks/fuzz_processes.py` ran on the 16 CPU cores of a lent GPU machine (its line above says so)")
+
+
+def _pending(sbc_json: dict) -> list[str]:
+    """Methods `method_specs` plans that no SBC cell has yet (a method added after the runs)."""
+    from autoreparam.reliability.methods import method_specs
+
+    ran = {c["method"] for c in sbc_json.get("cells", [])}
+    missing = [s.label for s in method_specs(include_control=False) if s.label not in ran]
+    if not missing or not ran:
+        return []
+    return ["", f"**Not run yet in SBC: {', '.join(missing)}** (added after these runs). To add them, rerun the same "
+            "`autoreparam sbc` command: it skips the finished replications and runs only the new cells, with the same "
+            "(theta, y) per replication; then `autoreparam reliability`."]
 
 
 def _glance(sbc_json: dict, fuzz_json: dict) -> list[str]:
@@ -263,7 +269,7 @@ def _glance(sbc_json: dict, fuzz_json: dict) -> list[str]:
         lines.append("- Fuzzing: " + "; ".join(f"{k}: {v['programs']} programs, {v['checks']} checks, {v['failed']} "
                                                f"failed ({v['silent']} silently), {v['errors']} errors"
                                                for k, v in counts.items()) + ".")
-    lines += [f"- Machine: {MACHINE}.", "", PENDING]
+    lines += [f"- Machine: {MACHINE}."] + _pending(sbc_json)
     return lines
 
 
@@ -314,9 +320,9 @@ def _document(settings, sbc_lines, sbc_json, fuzz_lines, fuzz_json, runtime, com
              "programs with at most 40 latent dimensions. 'silent': a failure the run's own diagnostics did not flag."]
     body += fuzz_lines
     body += ["", "## Runtimes", "",
-             f"SBC: {runtime['sbc_wall_seconds'] / 3600:.2f} h wall on {MACHINE}, with the Ray workers the commands above name, "
+             f"SBC: {runtime['sbc_wall_seconds'] / 3600:.2f} h wall on the 2-core CPU, with the Ray workers the commands above name, "
              f"{runtime['sbc_run_seconds'] / 3600:.2f} h of `infer` calls summed over workers. "
-             f"Fuzzing: {runtime['fuzz_wall_seconds'] / 3600:.2f} h wall, alongside the SBC."]
+             f"Fuzzing: {runtime['fuzz_wall_seconds'] / 3600:.2f} h wall (summed over its commands), alongside the SBC."]
     if notes:
         body += ["", notes.strip()]
     return body
