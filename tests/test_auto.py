@@ -9,8 +9,9 @@ import numpyro.distributions as dist
 import pytest
 
 import autoreparam as ar
-from autoreparam.auto import E_MAX, pilot_length
-from autoreparam.auto.pilot import PilotScore
+from autoreparam.auto import E_MAX, _ranking, pilot_length, rule_switches
+from autoreparam.auto.pilot import PILOT_BROKEN_R_HAT, PilotScore
+from autoreparam.mcmc.segments import warmup_codes
 from autoreparam.models import eight_schools
 
 SIGMA = jnp.array([15, 10, 16, 11, 9, 11, 10, 18.0])
@@ -98,3 +99,32 @@ def test_divergences_that_survive_a_higher_acceptance_make_auto_try_cp_and_ncp(m
     result = _auto(eight_schools, SIGMA, y=Y, num_warmup=300, num_samples=400)
     assert "acceptance 0.99" in result.decision and "CP and NCP tried too" in result.decision
     assert result.method == "auto -> ncp"
+
+
+def _pilot(label, ess_per_1000, r_hat, ess_per_transition=0.5, divergent_share=0.0):
+    return PilotScore(label, ess_per_1000, ess_per_transition, 10.0, r_hat, divergent_share, 1e4, 1.0)
+
+
+def test_pilots_compete_on_pooled_ess_unless_plainly_broken():
+    # Radon MN, seed 0: three pilots of 100 draws with R-hat just above and below 1.05; the fastest wins.
+    rule, cp, ncp = _pilot("rule", 136.0, 1.067), _pilot("cp", 77.0, 1.056), _pilot("ncp", 8.9, 1.043)
+    assert not rule.mixes and ncp.mixes  # the noisy pilots still make auto look at CP and NCP ...
+    assert max((rule, cp, ncp), key=_ranking) is rule  # ... but the fastest usable one is kept
+    # Chains that never mixed (issue 8: R-hat 2.8) or that diverge lose to any usable pilot, whatever their score.
+    stuck = _pilot("rule", 500.0, 2.8)
+    divergent = _pilot("rule", 500.0, 1.0, divergent_share=0.05)
+    few = _pilot("rule", 500.0, 1.0, ess_per_transition=0.01)
+    for broken in (stuck, divergent, few):
+        assert not broken.usable and max((broken, ncp), key=_ranking) is ncp
+    assert _pilot("x", 1.0, PILOT_BROKEN_R_HAT).usable and not _pilot("x", 1.0, PILOT_BROKEN_R_HAT + 0.01).usable
+
+
+def test_the_rule_is_re_evaluated_after_long_slow_windows_only():
+    # Stan's schedule for 1000 warm-up transitions: slow windows 75-99, 100-149, 150-249, 250-449, 450-949.
+    assert rule_switches(warmup_codes(1000), 50) == [(250, 150), (450, 250)]
+    # Shorter warm-ups keep the single switch before the last slow window.
+    assert rule_switches(warmup_codes(500), 50) == [(250, 150)]
+    assert rule_switches(warmup_codes(200), 50) == [(100, 75)]
+    assert rule_switches(warmup_codes(100), 50) == []
+    # A window end off the segment grid is not a switch (unless it starts the last window).
+    assert rule_switches(warmup_codes(1000), 100) == [(450, 250)]
