@@ -44,7 +44,8 @@ bench: install
 GPU_RUN := benchmarks/results/gpu_h200_german_credit
 report: install
 	$(VENV)/bin/autoreparam report --results results/bench --out . \
-	  --extra "German credit at the paper's scale on one H200 GPU=$(GPU_RUN)"
+	  --extra "German credit at the paper's scale on one H200 GPU=$(GPU_RUN)" \
+	  --notes benchmarks/notes.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache build dist src/*.egg-info

@@ -141,7 +141,7 @@ def cmd_report(args) -> int:
     from autoreparam.benchmark.report import write_report
 
     extra = dict(item.split("=", 1) for item in args.extra or [])
-    path = write_report(args.results, args.out, extra_results=extra)
+    path = write_report(args.results, args.out, extra_results=extra, notes_path=args.notes)
     print(f"wrote {path}")
     return 0
 
@@ -264,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--results", default="results/bench")
     report.add_argument("--out", default=".")
     report.add_argument("--extra", action="append", help="TITLE=DIR of another run to append, e.g. a GPU run")
+    report.add_argument("--notes", default=None, help="a hand-written markdown file appended verbatim at the end")
     report.set_defaults(func=cmd_report)
 
     figures = sub.add_parser("figures", help="Figure 2c and Figure 4: condition numbers of the Section 3 model")

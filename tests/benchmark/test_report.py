@@ -206,6 +206,9 @@ def test_targets_pass_fail_and_not_measured():
     assert evaluate(choices, flows, ["a"])[0].verdict == FAIL
     no_german = evaluate(choices, flows, ["a"])[1]
     assert no_german.verdict == NOT_MEASURED
+    no_fixed = {k: v for k, v in choices.items() if k not in {("german_credit", "cp"), ("german_credit", "ncp")}}
+    check = evaluate(no_fixed, flows, ["german_credit"])[1].checks[0]  # German credit ran; its denominator did not
+    assert check.verdict == NOT_MEASURED and "not in the results" not in check.detail
     missing = evaluate({}, {"a": _flows(1, 1, 1)}, ["a"])
     assert missing[0].verdict == NOT_MEASURED and missing[5].verdict == NOT_MEASURED
 
@@ -267,6 +270,16 @@ def test_empty_results_folder_still_gives_a_report(tmp_path):
     path = write_report(tmp_path / "nothing", tmp_path / "out", reading_path=tmp_path / "missing.md")
     text = path.read_text()
     assert "0 cells" in text and "No cell failed." in text and "No reading found" in text
+
+
+def test_hand_written_notes_are_appended_verbatim_and_a_missing_file_is_an_error(tmp_path):
+    notes = tmp_path / "notes.md"
+    notes.write_text("## Since issue 8\n\nMeasured elsewhere.\n")
+    text = write_report(tmp_path / "nothing", tmp_path / "out", reading_path=tmp_path / "missing.md",
+                        notes_path=notes).read_text()
+    assert text.endswith("\n## Since issue 8\n\nMeasured elsewhere.\n")
+    with pytest.raises(FileNotFoundError, match="absent.md"):
+        write_report(tmp_path / "nothing", tmp_path / "out", notes_path=tmp_path / "absent.md")
 
 
 def _data_dir() -> Path:

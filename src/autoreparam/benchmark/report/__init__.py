@@ -61,6 +61,7 @@ def write_report(
     reading_path=None,
     data_dir=None,
     extra_results: dict | None = None,
+    notes_path=None,
 ) -> Path:
     """Write ``out_dir/BENCHMARKS.md`` and ``out_dir/figures/bench/*.png``; returns the markdown's path.
 
@@ -72,6 +73,8 @@ def write_report(
         data_dir: model data for Figure 8 (default: ``$AUTOREPARAM_DATA``, else the user cache).
         extra_results: {title: results folder} of other runs (e.g. on a GPU at the paper's scale),
             appended as their own sections with the main and per-L tables (JSON records suffice).
+        notes_path: a hand-written markdown file appended verbatim at the end (findings from other
+            measurements that the cells do not hold); a missing file is an error, not a silent omission.
     """
     from autoreparam.benchmark.report.document import render
 
@@ -86,6 +89,8 @@ def write_report(
     text = render(collected, choices, flows, targets, drawn, notes, out, command, reading)
     for title, folder in (extra_results or {}).items():
         text += _extra_section(title, folder)
+    if notes_path is not None:
+        text += "\n" + Path(notes_path).read_text()
     path = out / "BENCHMARKS.md"
     path.write_text(text)
     return path

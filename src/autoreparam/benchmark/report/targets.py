@@ -75,8 +75,10 @@ def _vip_vs_fixed(choices, model, method="vip") -> Check:
 
 
 def _german_factor(choices, models, method="vip") -> Check:
-    if GERMAN not in models or (GERMAN, method) not in choices or best_fixed(choices, GERMAN) is None:
+    if GERMAN not in models or (GERMAN, method) not in choices:
         return Check(GERMAN, NOT_MEASURED, "German credit not in the results")
+    if best_fixed(choices, GERMAN) is None:
+        return Check(GERMAN, NOT_MEASURED, _missing(choices, GERMAN, method, "VIP-HMC"))
     best = best_fixed(choices, GERMAN)
     r = ratio(choices[GERMAN, method].estimate, best.estimate)
     if not r.ok:
