@@ -18,11 +18,9 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
-import subprocess
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from datetime import datetime, timezone
 from pathlib import Path
 
 
@@ -42,15 +40,12 @@ def main(argv=None) -> int:
     # Children are spawned, so they import JAX afresh under this environment (one thread each).
     os.environ.update(worker_environment(None, fast_compile=True))
     from autoreparam.benchmark.store import ResultStore
+    from autoreparam.reliability.cli import record_command
     from autoreparam.reliability.fuzz import plan_fuzz, run_fuzz_task
 
     store = ResultStore(args.out)
     store.root.mkdir(parents=True, exist_ok=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    commit = commit or os.environ.get("GIT_COMMIT", "")  # a copy of the tree without .git (the GPU machine)
-    with open(store.root / "commands.txt", "a") as log:
-        log.write(f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%MZ} {commit or '?'} python benchmarks/fuzz_processes.py "
-                  + " ".join(sys.argv[1:] if argv is None else argv) + "\n")
+    record_command(store.root, argv, program="python benchmarks/fuzz_processes.py")
     tasks = plan_fuzz(args.n, args.seed, args.mcmc_n, args.chunk)
     tasks = [t for t in tasks if t["kind"] != "identity"] + [t for t in tasks if t["kind"] == "identity"]
     pending = [t for t in tasks if not store.done(t["key"])]

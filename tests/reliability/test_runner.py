@@ -50,3 +50,22 @@ def test_worker_environment_hoists_constants_and_caches_compilations(tmp_path):
     assert env["JAX_USE_SIMPLIFIED_JAXPR_CONSTANTS"] == "True" and env["JAX_EMBEDDED_CONSTANTS_MAX_BYTES"] == "0"
     assert env["JAX_COMPILATION_CACHE_DIR"] == str(tmp_path.resolve())
     assert "JAX_COMPILATION_CACHE_DIR" not in worker_environment(None, fast_compile=True)
+
+
+def test_commands_are_recorded_with_their_commit_even_without_a_checkout(tmp_path, monkeypatch):
+    import subprocess
+
+    from autoreparam.reliability import cli
+
+    cli.record_command(tmp_path, ["fuzz", "--n", "5"])
+    line = (tmp_path / "commands.txt").read_text().splitlines()[-1]
+    assert line.endswith(" autoreparam fuzz --n 5")
+
+    def no_git(*args, **kwargs):
+        raise OSError("no git here")
+
+    monkeypatch.setattr(subprocess, "run", no_git)
+    monkeypatch.setenv("GIT_COMMIT", "0e0998d")
+    cli.record_command(tmp_path, ["--n", "9"], program="python benchmarks/fuzz_processes.py")
+    assert (tmp_path / "commands.txt").read_text().splitlines()[-1].endswith(
+        " 0e0998d python benchmarks/fuzz_processes.py --n 9")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -12,19 +13,21 @@ from pathlib import Path
 COMMANDS = "commands.txt"  # in a results folder: one line per invocation that wrote to it
 
 
-def record_command(out, argv=None) -> None:
+def record_command(out, argv=None, program: str = "autoreparam") -> None:
     """Append ``<UTC time> <git commit or 'unknown'> <command line>`` to ``<out>/commands.txt``: the
-    report quotes these lines, so RELIABILITY.md names the commands (and code) that made its numbers."""
+    report quotes these lines, so RELIABILITY.md names the commands (and code) that made its numbers.
+    Without a git checkout (a copy of the tree on another machine) the commit comes from ``GIT_COMMIT``."""
     argv = sys.argv[1:] if argv is None else argv
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                                 cwd=Path(__file__).resolve().parent, timeout=10).stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
-        commit = "unknown"
+        commit = ""
+    commit = commit if commit and commit != "unknown" else os.environ.get("GIT_COMMIT", "unknown")
     Path(out).mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
     with open(Path(out) / COMMANDS, "a") as log:
-        log.write(f"{stamp} {commit} autoreparam {shlex.join(argv)}\n")
+        log.write(f"{stamp} {commit} {program} {shlex.join(argv)}\n")
 
 
 def _ray_arguments(parser) -> None:
