@@ -222,8 +222,9 @@ def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims:
     return out / "RELIABILITY.md"
 
 
-MACHINE = ("a 2-core CPU (x86-64, no GPU), shared with other jobs while these runs ran; the fuzzing command run "
-           "by `benchmarks/fuzz_processes.py` ran on the 16 CPU cores of a lent GPU machine (its line above says so)")
+MACHINE = ("a 2-core CPU (x86-64, no GPU), shared with other jobs while these runs ran; the commands run by "
+           "`benchmarks/process_pool.py` (first named `benchmarks/fuzz_processes.py`) ran on the 16 CPU cores of a lent "
+           "GPU machine (their lines above say so; each of their results records it in `ran_on`)")
 
 
 def _pending(sbc_json: dict) -> list[str]:

@@ -1,0 +1,125 @@
+"""`autoreparam sbc` and `autoreparam fuzz` tasks on a machine without Ray: one process per core.
+
+The GPU machines lent to this project have 16 CPU cores but no Ray (nothing can be installed there
+beyond carried wheels, and Ray's is too large to carry). This script runs the very tasks the two
+commands plan (`reliability.sbc.plan_tasks` / `run_replication`, `reliability.fuzz.plan_fuzz` /
+`run_fuzz_task`) in a process pool and saves each result under the same key in the same
+`ResultStore`, so its cells merge with a Ray run's and `autoreparam reliability` reads them
+unchanged. Each saved result names the machine and the jax version that produced it (`ran_on`).
+Resumable: finished keys are skipped. (Its first version, for fuzzing only, was
+`benchmarks/fuzz_processes.py`.)
+
+    python benchmarks/process_pool.py fuzz --out results/fuzz --n 3000 --mcmc-n 5 --chunk 20 \
+        --workers 16 --deadline-minutes 7
+    python benchmarks/process_pool.py sbc --out results/sbc --replications 100 \
+        --control-replications 20 --workers 16 --deadline-minutes 7
+
+`--deadline-minutes`: no task starts after it; the tasks in flight (at most one per worker) finish.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import platform
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+
+def _fuzz_tasks(args):
+    from autoreparam.reliability.fuzz import plan_fuzz, run_fuzz_task
+
+    tasks = plan_fuzz(args.n, args.seed, args.mcmc_n, args.chunk)
+    # The sampling checks first (few tasks, each worth more), then the identity chunks in program order.
+    return [t for t in tasks if t["kind"] != "identity"] + [t for t in tasks if t["kind"] == "identity"], run_fuzz_task
+
+
+def _sbc_tasks(args):
+    from autoreparam.reliability.methods import RunSettings
+    from autoreparam.reliability.sbc import plan_tasks, run_replication
+
+    settings = RunSettings(args.chains, args.warmup, args.samples, args.vi)
+    return plan_tasks(args.replications, settings=settings, control_replications=args.control_replications), run_replication
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    fuzz = sub.add_parser("fuzz", help="the tasks of `autoreparam fuzz`")
+    fuzz.add_argument("--out", required=True)
+    fuzz.add_argument("--n", type=int, default=3000)
+    fuzz.add_argument("--seed", type=int, default=0)
+    fuzz.add_argument("--mcmc-n", type=int, default=5)
+    fuzz.add_argument("--chunk", type=int, default=20)
+    sbc = sub.add_parser("sbc", help="the tasks of `autoreparam sbc` (every model and method/kernel cell)")
+    sbc.add_argument("--out", required=True)
+    sbc.add_argument("--replications", type=int, default=100)
+    sbc.add_argument("--control-replications", type=int, default=20)
+    sbc.add_argument("--chains", type=int, default=4)
+    sbc.add_argument("--warmup", type=int, default=500)
+    sbc.add_argument("--samples", type=int, default=500)
+    sbc.add_argument("--vi", default="fast", choices=["fast", "paper"])
+    for p in (fuzz, sbc):
+        p.add_argument("--workers", type=int, default=os.cpu_count())
+        p.add_argument("--deadline-minutes", type=float, default=None)
+    return parser
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = _parser().parse_args(argv)
+
+    from autoreparam.reliability.runner import worker_environment
+
+    # Children are spawned, so they import JAX afresh under this environment (one thread each).
+    # SBC runs few programs many times: they share a persistent compilation cache, as `autoreparam sbc`'s do.
+    # Fuzzing compiles each program once: no cache, and no LLVM optimisation.
+    cache = None if args.command == "fuzz" else os.path.join(args.out, "jax_cache")
+    os.environ.update(worker_environment(cache, fast_compile=args.command == "fuzz"))
+    import jax
+
+    from autoreparam.benchmark.store import ResultStore
+    from autoreparam.reliability.cli import record_command
+
+    store = ResultStore(args.out)
+    store.root.mkdir(parents=True, exist_ok=True)
+    record_command(store.root, argv[1:], program=f"python benchmarks/process_pool.py {args.command}")
+    tasks, run_task = (_fuzz_tasks if args.command == "fuzz" else _sbc_tasks)(args)
+    ran_on = f"{platform.node()} ({os.cpu_count()} CPUs), Python {platform.python_version()}, jax {jax.__version__}"
+    pending = [t for t in tasks if not store.done(t["key"])]
+    deadline = None if args.deadline_minutes is None else time.perf_counter() + 60 * args.deadline_minutes
+    started, finished = time.perf_counter(), 0
+    print(f"{len(pending)} of {len(tasks)} tasks to run on {args.workers} processes", file=sys.stderr, flush=True)
+    context = multiprocessing.get_context("spawn")
+    # A worker is replaced after some tasks to return the memory of the programs it compiled.
+    with ProcessPoolExecutor(args.workers, mp_context=context, max_tasks_per_child=5 if args.command == "fuzz" else 100) as pool:
+        in_flight = {}
+        while pending or in_flight:
+            # One task per worker in flight: past the deadline, at most one task per worker still runs.
+            while pending and len(in_flight) < args.workers and (deadline is None or time.perf_counter() < deadline):
+                task = pending.pop(0)
+                in_flight[pool.submit(run_task, task)] = task
+            if not in_flight:
+                break
+            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            for future in done:
+                task = in_flight.pop(future)
+                try:
+                    store.save(task["key"], {**future.result(), "ran_on": ran_on})
+                    finished += 1
+                except Exception as error:  # noqa: BLE001 - a dead worker is reported; a rerun retries the task
+                    print(f"{task['key']}: {type(error).__name__}: {error} (not saved)", file=sys.stderr, flush=True)
+            if finished % 20 == 0 or not pending:
+                print(f"{finished} done, {len(pending)} left, {time.perf_counter() - started:.0f} s", file=sys.stderr,
+                      flush=True)
+            if deadline is not None and time.perf_counter() > deadline:
+                pending.clear()
+    with open(store.root / "wall_seconds.txt", "a") as log:
+        log.write(f"{time.perf_counter() - started:.1f} {finished}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
