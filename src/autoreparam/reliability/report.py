@@ -321,7 +321,8 @@ def _document(settings, sbc_lines, sbc_json, fuzz_lines, fuzz_json, runtime, com
              "programs with at most 40 latent dimensions. 'silent': a failure the run's own diagnostics did not flag."]
     body += fuzz_lines
     body += ["", "## Runtimes", "",
-             f"SBC: {runtime['sbc_wall_seconds'] / 3600:.2f} h wall on the 2-core CPU, with the Ray workers the commands above name, "
+             f"SBC: {runtime['sbc_wall_seconds'] / 3600:.2f} h wall (summed over its commands, with the workers they name, "
+             "on the machines they name), "
              f"{runtime['sbc_run_seconds'] / 3600:.2f} h of `infer` calls summed over workers. "
              f"Fuzzing: {runtime['fuzz_wall_seconds'] / 3600:.2f} h wall (summed over its commands), alongside the SBC."]
     if notes:
