@@ -101,6 +101,33 @@ def test_divergences_that_survive_a_higher_acceptance_make_auto_try_cp_and_ncp(m
     assert result.method == "auto -> ncp"
 
 
+def test_a_pilot_with_a_noisy_r_hat_runs_on_before_other_candidates_are_tried(monkeypatch):
+    from autoreparam.auto import pilot
+
+    # The first pilot reports R-hat 1.07: usable, but not clearly mixed. Its chains must run on for a
+    # pilot twice as long, judged on its own (real) R-hat, before CP and NCP cost anything.
+    real_score, lengths = pilot.score, []
+
+    def score(label, coords, draws, *args):
+        lengths.append(draws.draws.shape[1])
+        scored = real_score(label, coords, draws, *args)
+        return dataclasses.replace(scored, max_r_hat=1.07) if len(lengths) == 1 else scored
+
+    monkeypatch.setattr("autoreparam.auto.score", score)
+    n_per_group = np.array([0, 1, 4, 20, 100])
+    y = jnp.asarray(np.random.default_rng(0).normal(1.0, 1.0, n_per_group.sum()), dtype=jnp.float32)
+    result = _auto(groups, y, n_per_group, 1.0)
+    assert lengths == [pilot_length(400, 50), 2 * pilot_length(400, 50)]
+    assert "R-hat 1.070 and ran on for a pilot twice as long" in result.decision
+    assert "CP and NCP tried too" not in result.decision and result.method == "auto -> rule"
+    # Every gradient is counted once: the kept pilot's draws and the rest are the result's draws.
+    gradients = result.gradients
+    assert gradients["total"] == gradients["warmup"] + gradients["pilots"] + gradients["sampling"]
+    assert gradients["pilots"] + gradients["sampling"] == result.num_grad_evals
+    # (the chains' warm-up count adds each chain's initial gradient)
+    assert gradients["warmup"] == int(np.sum(result.chains.warmup_grad_evals)) - result.chains.num_chains
+
+
 def _pilot(label, ess_per_1000, r_hat, ess_per_transition=0.5, divergent_share=0.0):
     return PilotScore(label, ess_per_1000, ess_per_transition, 10.0, r_hat, divergent_share, 1e4, 1.0)
 

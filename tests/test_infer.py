@@ -66,6 +66,9 @@ def test_result_shapes_costs_and_arviz():
     assert result.samples["mu"].shape == (2, 60)
     # Fixed-L HMC: exactly L gradients per draw and chain in the sampling phase.
     assert result.num_grad_evals == 2 * 60 * 2
+    gradients = result.gradients
+    assert gradients["sampling"] == result.num_grad_evals and gradients["warmup"] > 0
+    assert gradients["total"] == gradients["warmup"] + gradients["sampling"]
     np.testing.assert_array_equal(result.parameterisation["theta"], np.zeros(8))
     assert "ESS per 1000 gradient evaluations" in result.summary()
     idata = result.to_arviz()

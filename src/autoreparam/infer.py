@@ -184,6 +184,7 @@ def infer(
         outcome = run_auto(coords, free_init, start_values, num_chains, nuts_config, seed, progress=bar)
         chains, decision, lam, labels = outcome.chains, outcome.reason, outcome.param.lam, (outcome.label,)
         timing.update(outcome.timing)
+        gradients = dict(outcome.gradients)
     else:
         meta = _meta_prediction(model, model_args, model_kwargs, plan, seed) if "meta" in (method, init) else None
         fit_method, starts, no_fit = method, None, False
@@ -218,8 +219,10 @@ def infer(
         timing["compile"] += chains.seconds.get("compile", 0.0)
         timing.update(warmup=chains.seconds.get("warmup", 0.0), sampling=chains.seconds.get("sampling", 0.0))
         lam = spaces[-1].parameterisation.lam  # for iHMC: the non-centred half
+        gradients = {"warmup": int(np.sum(chains.warmup_grad_evals)), "sampling": int(np.sum(chains.grad_evals))}
         labels = tuple(f.label for f in spaces)
     timing["total"] = time.perf_counter() - started
+    gradients["total"] = sum(gradients.values())
     if bar is not None:
         bar.close()
     samples = coords.split_original(chains.draws)
@@ -243,4 +246,5 @@ def infer(
         chains=chains,
         vi=vi if vi is not None or method == "auto" or no_fit else fits,
         timing=timing,
+        gradients=gradients,
     )

@@ -90,6 +90,9 @@ class InferenceResult:
     ``parameterisation``: lambda per reparameterised site and element (1 = centred, 0 = non-centred);
     for iHMC the non-centred half's (the centred half is all ones).
     ``num_grad_evals``: model gradient evaluations of the sampling phase, all chains together.
+    ``gradients``: gradient evaluations of all chains per phase (``warmup``, ``sampling``; for auto also
+    ``pilots``, every candidate's re-adaptation and pilot draws, kept or not) and their ``total``: the
+    cost in gradients that ``timing`` gives in seconds (variational fits and HMC's oracle apart).
     """
 
     method: str
@@ -103,6 +106,7 @@ class InferenceResult:
     chains: ChainResult = field(repr=False)
     vi: Any = field(repr=False, default=None)
     timing: dict = field(default_factory=dict)
+    gradients: dict = field(default_factory=dict)
 
     @property
     def health(self) -> Health:
