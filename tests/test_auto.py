@@ -155,3 +155,32 @@ def test_the_rule_is_re_evaluated_after_long_slow_windows_only():
     assert rule_switches(warmup_codes(100), 50) == []
     # A window end off the segment grid is not a switch (unless it starts the last window).
     assert rule_switches(warmup_codes(1000), 100) == [(450, 250)]
+
+
+def vague_logistic(y):
+    """Five groups of 200 Bernoulli draws under vague priors (election '88's N(0, 100) coefficients)."""
+    mu = numpyro.sample("mu", dist.Normal(0.0, 100.0))
+    log_scale = numpyro.sample("log_scale", dist.Normal(0.0, 10.0))
+    with numpyro.plate("groups", 5):
+        a = numpyro.sample("a", dist.Normal(mu, jnp.exp(log_scale)))
+    numpyro.sample("y", dist.Bernoulli(logits=jnp.repeat(a, 200)), obs=y)
+
+
+def test_auto_starts_at_the_unconstrained_origin_where_vague_priors_do_not_saturate_the_data(monkeypatch):
+    from autoreparam.auto import rule_lambda
+
+    # At the origin (mu 0, scale 1) each group's 200 draws put curvature 200 / 4 on its effect, so the
+    # rule's first lambda is near 1 (w* = 50 / 51). At the prior median mu is off by tens and every
+    # logit saturates: no curvature, lambda 0 (election '88's first 250 warm-up transitions).
+    first = []
+    real = rule_lambda.RuleLambda.lambda_at
+
+    def lambda_at(self, points):
+        lam = real(self, points)
+        first.append(np.asarray(lam.lam["a"]))
+        return lam
+
+    monkeypatch.setattr(rule_lambda.RuleLambda, "lambda_at", lambda_at)
+    y = jnp.asarray(np.random.default_rng(0).random(1000) < 0.6, dtype=jnp.float32)
+    _auto(vague_logistic, y, num_warmup=200, num_samples=100, num_chains=2)
+    assert np.all(first[0] > 0.9)

@@ -17,7 +17,7 @@ from autoreparam import compilation_cache
 from autoreparam.auto import run_auto
 from autoreparam.coordinates import Coordinates
 from autoreparam.errors import ArgumentError, ConvergenceWarning
-from autoreparam.initial import initial_values
+from autoreparam.initial import ORIGIN, PRIOR_MEDIAN, initial_values
 from autoreparam.meta.predict import predict as meta_predict
 from autoreparam.meta.start import start_without_fit
 from autoreparam.mcmc.config import PAPER_L_GRID, HMCConfig, NUTSConfig
@@ -175,7 +175,7 @@ def infer(
     coords = Coordinates(model, model_args, model_kwargs, plan)
     given = given_parameterisation(plan, parameterisation) if method == "given" else None
     start_values, free_init = initial_values(model, model_args, model_kwargs, structure.names, init_strategy, seed,
-                                     unconstrained=True)
+                                     unconstrained=True, default=ORIGIN if method == "auto" else PRIOR_MEDIAN)
     timing = {"analysis": time.perf_counter() - started}
     oracle, vi, no_fit = None, None, False
     bar = _bar(progress and (method == "auto" or kernel == "nuts"), nuts_config)

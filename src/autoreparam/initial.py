@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 import numpyro
 from numpyro import handlers
-from numpyro.infer.initialization import init_to_median, init_to_uniform
+from numpyro.infer.initialization import init_to_feasible, init_to_median, init_to_uniform
 from numpyro.infer.util import log_density, unconstrain_fn
 
 from autoreparam.errors import ModelError, SiteError
@@ -31,14 +31,20 @@ from autoreparam.validation import model_failure, nonfinite_site
 _FALLBACK_STARTS = 10
 # Module-level strategies: a strategy is part of the compiled program's key, so a fresh partial per
 # call would compile anew on every call.
-_MEDIAN = init_to_median(num_samples=15)
+PRIOR_MEDIAN = init_to_median(num_samples=15)
+# The origin of the unconstrained space (every scale 1, every location 0), the centre of Stan's and
+# NumPyro's uniform(-2, 2) starts. ``auto`` starts there: under vague priors the prior median can sit
+# far out (election '88's N(0, 100) coefficients: a median of 15 draws is off by about 30, so every
+# logit saturates and the Section 3 rule sees no curvature from the data).
+ORIGIN = init_to_feasible
 
 
 def initial_values(
     model: Callable, model_args: tuple, model_kwargs: dict, names, init_strategy: Callable | None = None, seed: int = 0,
-    unconstrained: bool = False,
+    unconstrained: bool = False, default: Callable = PRIOR_MEDIAN,
 ):
-    """Latent values chosen by a NumPyro init strategy (default: the median of 15 prior draws).
+    """Latent values chosen by a NumPyro init strategy (default: ``default``, the median of 15 prior
+    draws unless a caller such as ``auto`` chooses ``ORIGIN``).
 
     With ``unconstrained=True`` returns ``(values, unconstrained values)``: the latter in the centred
     program's unconstrained coordinates (``Coordinates``' ``v``), where a sampler can start.
@@ -48,7 +54,7 @@ def initial_values(
     if init_strategy is not None:
         candidates = [(init_strategy, seed)]
     else:
-        candidates = [(_MEDIAN, seed)]
+        candidates = [(default, seed)]
         candidates += [(init_to_uniform, seed + 1 + k) for k in range(_FALLBACK_STARTS)]
     first_problem = None
     for strategy, strategy_seed in candidates:

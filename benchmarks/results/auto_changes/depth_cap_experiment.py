@@ -1,37 +1,37 @@
-"""Experiment: cap NUTS tree depth during the warm-up before the first rule switch (gradients are the metric)."""
-import sys, time, json, warnings, dataclasses
-import numpy as np, arviz as az
-warnings.filterwarnings("ignore")
-import autoreparam as ar
-import autoreparam.auto as A
+"""Experiment (not kept): cap NUTS's tree depth during the warm-up before the first rule switch.
+
+    PYTHONPATH=<checkout>/src python benchmarks/results/auto_changes/depth_cap_experiment.py CAP LABEL MODELS SEEDS
+
+Patches `auto` to run its first warm-up stretch (up to the first rule switch) with a second segment
+sampler whose `max_num_doublings` is CAP (0: no patch), then runs `benchmarks/auto_compare.py LABEL
+MODELS SEEDS`. Compare warm-up gradients. (`not_kept_depth_cap.jsonl` came from this script's first
+version, which had its own copy of auto_compare's loop and recorded `total_grads`, the sampling
+phase's gradients.)
+"""
+import dataclasses
+import runpy
+import sys
+from pathlib import Path
+
+import autoreparam.auto as auto
 from autoreparam.mcmc.segments import SegmentSampler
-from autoreparam.models import load
+
 CAP = int(sys.argv[1])
-orig_segments = A._Run.segments
+_segments = auto._Run.segments
+
+
 def segments(self, phase, param, chains, codes, source=None, target=None, stop=None):
-    if phase == "warmup" and not getattr(self, "_first_done", False) and CAP > 0:
-        self._first_done = True
-        full = self.sampler
-        if not hasattr(self, "_capped"):
-            self._capped = SegmentSampler(self.coords, dataclasses.replace(self.config, max_num_doublings=CAP), full.segment_length)
-        self.sampler = self._capped
-        try:
-            return orig_segments(self, phase, param, chains, codes, source, target, stop)
-        finally:
-            self.sampler = full
-    return orig_segments(self, phase, param, chains, codes, source, target, stop)
-A._Run.segments = segments
-for name in sys.argv[2].split(","):
-    p = load(name)
-    for seed in [int(s) for s in sys.argv[3].split(",")]:
-        t = time.perf_counter()
-        r = ar.infer(p.model, *p.args, method="auto", num_chains=4, num_warmup=1000, num_samples=1000, seed=seed, progress=False, **p.kwargs)
-        total = time.perf_counter() - t
-        idata = r.to_arviz()
-        ess = float(min(np.min(v.values) for v in az.ess(idata, method="bulk").data_vars.values()))
-        rhat = float(max(np.max(v.values) for v in az.rhat(idata).data_vars.values()))
-        wg = np.asarray(r.chains.warmup_grad_evals)
-        rec = dict(code=f"cap{CAP}", model=name, seed=seed, total_s=round(total, 1), warm_grads=float(np.mean(wg)),
-                   ess_per_1000=round(1000 * ess / r.num_grad_evals, 2), ess_per_s=round(ess / total, 1), rhat=round(rhat, 3),
-                   total_grads=int(r.num_grad_evals), chosen=r.decision[:60], trust=r.trustworthy)
-        print(json.dumps(rec), flush=True)
+    if phase != "warmup" or getattr(self, "_first_done", False) or CAP <= 0:
+        return _segments(self, phase, param, chains, codes, source, target, stop)
+    self._first_done, full = True, self.sampler
+    self.sampler = SegmentSampler(self.coords, dataclasses.replace(self.config, max_num_doublings=CAP),
+                                  full.segment_length)
+    try:
+        return _segments(self, phase, param, chains, codes, source, target, stop)
+    finally:
+        self.sampler = full
+
+
+auto._Run.segments = segments
+sys.argv = ["auto_compare.py", *sys.argv[2:]]
+runpy.run_path(str(Path(__file__).resolve().parents[2] / "auto_compare.py"), run_name="__main__")
