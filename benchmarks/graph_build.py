@@ -4,9 +4,10 @@ of growing size, in one process on the CPU. Writes JSON.
     python benchmarks/graph_build.py --out benchmarks/results/graph_build.json
 
 "first" is the first build of a model in the process (JAX compiles the model's eager operations and the
-jitted probe function); "repeat" is the median of ``--repeats`` further builds (the probe function is
-traced and compiled again each time, since a new model closure is a new function to JAX). A tiny model is
-built first so that JAX's own start-up is charged to no model.
+jitted probe function); "repeat" is the median of ``--repeats`` further builds, which reuse the probe
+program (kept per model and data layout, the data passed as arguments; before da883e6's successor they
+traced and compiled it again each time). A tiny model is built first so that JAX's own start-up is
+charged to no model.
 """
 
 from __future__ import annotations

@@ -94,3 +94,22 @@ def test_non_finite_probe_at_the_centre_names_the_site():
 
     with pytest.raises(ModelError, match="site '(mu|x)'.*not finite"):
         model_graph(zero_scale_at_centre, 0.0)
+
+
+def test_a_second_graph_reuses_the_probe_program_with_its_own_data():
+    """The probe program is kept per model and layout with the data as arguments: new data of the same
+    shapes must give the probes of that data (not of the data first compiled with), and no new program."""
+    import autoreparam.graph.probes as probes
+    from autoreparam.models.hierarchical import eight_schools
+
+    sigma = np.array([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0])
+    y = np.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
+    model_graph(eight_schools, sigma, y=y)
+    programs = len(probes._PROBE_PROGRAMS)
+    reused = model_graph(eight_schools, 0.1 * sigma, y=y)  # small sigma: the likelihood's curvature grows 100x
+    assert len(probes._PROBE_PROGRAMS) == programs
+    probes._PROBE_PROGRAMS.clear()
+    fresh = model_graph(eight_schools, 0.1 * sigma, y=y)
+    np.testing.assert_array_equal(reused.element_features, fresh.element_features)
+    first = model_graph(eight_schools, sigma, y=y)
+    assert not np.array_equal(first.element_features, fresh.element_features)
