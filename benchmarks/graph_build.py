@@ -5,8 +5,8 @@ of growing size, in one process on the CPU. Writes JSON.
 
 "first" is the first build of a model in the process (JAX compiles the model's eager operations and the
 jitted probe function); "repeat" is the median of ``--repeats`` further builds, which reuse the probe
-program (kept per model and data layout, the data passed as arguments; before da883e6's successor they
-traced and compiled it again each time). A tiny model is built first so that JAX's own start-up is
+program (kept per model and data layout, the data passed as arguments; before befd6f0 they traced and
+compiled it again each time). A tiny model is built first so that JAX's own start-up is
 charged to no model.
 """
 
