@@ -99,17 +99,12 @@ def test_non_finite_probe_at_the_centre_names_the_site():
 def test_a_second_graph_reuses_the_probe_program_with_its_own_data():
     """The probe program is kept per model and layout with the data as arguments: new data of the same
     shapes must give the probes of that data (not of the data first compiled with), and no new program."""
-    import autoreparam.graph.probes as probes
-    from autoreparam.models.hierarchical import eight_schools
-
-    sigma = np.array([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0])
-    y = np.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
-    model_graph(eight_schools, sigma, y=y)
+    model_graph(eight_schools, SIGMA, y=Y)
     programs = len(probes._PROBE_PROGRAMS)
-    reused = model_graph(eight_schools, 0.1 * sigma, y=y)  # small sigma: the likelihood's curvature grows 100x
+    reused = model_graph(eight_schools, 0.1 * SIGMA, y=Y)  # small sigma: the likelihood's curvature grows 100x
     assert len(probes._PROBE_PROGRAMS) == programs
     probes._PROBE_PROGRAMS.clear()
-    fresh = model_graph(eight_schools, 0.1 * sigma, y=y)
+    fresh = model_graph(eight_schools, 0.1 * SIGMA, y=Y)
     np.testing.assert_array_equal(reused.element_features, fresh.element_features)
-    first = model_graph(eight_schools, sigma, y=y)
+    first = model_graph(eight_schools, SIGMA, y=Y)
     assert not np.array_equal(first.element_features, fresh.element_features)

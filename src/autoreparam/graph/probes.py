@@ -222,8 +222,8 @@ def _probe_program(model, args, kwargs, latents: list[SiteRecord], seed: int) ->
 
     The data are arguments, not constants, so a second graph of the same model (a new seed, new data
     of the same shapes, ``predict_parameterisation`` called again) reuses the compiled program: on
-    eight schools a repeat build fell from 0.30 s to 0.011 s (``benchmarks/graph_build.py``, docs/graph.md). The
-    key holds everything the traced function depends on besides its arguments.
+    eight schools a repeat build fell from 0.30 s to 0.011 s (``benchmarks/graph_build.py``,
+    docs/graph.md). The key holds everything the traced function depends on besides its arguments.
     """
     data = ModelData.for_model(model, tuple(args), dict(kwargs))
     layout = tuple((s.name, s.distribution, s.family, s.parameters, s.shape, s.event_dim) for s in latents)
