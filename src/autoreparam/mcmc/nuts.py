@@ -1,7 +1,8 @@
 """NUTS in any parameterisation, for everyday use: a warm-up and draws, in segments of one compiled program.
 
-The warm-up is Stan's windowed adaptation (one step size and a diagonal inverse mass matrix per
-chain, seeded by q's variances when a fit is available), run by ``mcmc.segments`` so that the
+The warm-up is Stan's windowed adaptation (a step size and a diagonal inverse mass matrix, seeded
+by q's variances when a fit is available; by default one of each shared by all chains, adapted on
+all chains' acceptance and draws: ``NUTSConfig.adaptation``), run by ``mcmc.segments`` so that the
 warm-up, the draws and every parameterisation of a model share one executable. Gradient
 evaluations are the integrator steps BlackJAX reports for every transition.
 """

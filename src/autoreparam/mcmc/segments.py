@@ -20,6 +20,10 @@ parameterisation, pilot draws and the final draws, for every candidate parameter
 tries: compilation is paid once per model and shape (``mcmc.programs``). A segment can also start by
 moving its chains from another parameterisation (an exact bijection, ``mcmc.spaces``), which is how
 candidates share one warm-up.
+
+With ``NUTSConfig.adaptation="pooled"`` (the default) the chains adapt together: dual averaging sees
+their mean acceptance and each window's mass matrix is the variances of all chains' draws, through
+collectives over the ``vmap``'s chain axis. Every chain then has the same step size and mass matrix.
 """
 
 from __future__ import annotations
@@ -76,11 +80,34 @@ def sample_codes(length: int) -> np.ndarray:
 BUILT_TARGET = 0.8
 
 
-def _update(adapt_update, adapt_final):
-    """The per-chain adaptation step for one stage code (a ``lax.switch`` over the codes)."""
+# The name of the chain axis of the program's ``vmap``, for the pooled adaptation's collectives.
+CHAINS = "chains"
+
+
+def pool_variances(mass):
+    """One Welford estimate from every chain's: the variances of all chains' draws of the window.
+
+    Chan, Golub & LeVeque (1979): with n draws per chain, the pooled sum of squared deviations is the
+    chains' sums plus n times the squared deviations of their means from the pooled mean.
+    """
+    welford = mass.wc_state
+    mean = jax.lax.pmean(welford.mean, CHAINS)
+    m2 = jax.lax.psum(welford.m2 + welford.sample_size * (welford.mean - mean) ** 2, CHAINS)
+    count = jax.lax.psum(welford.sample_size, CHAINS)
+    return mass._replace(wc_state=welford._replace(mean=mean, m2=m2, sample_size=count))
+
+
+def _update(adapt_update, adapt_final, pooled: bool):
+    """The per-chain adaptation step for one stage code (a ``lax.switch`` over the codes).
+
+    ``pooled``: dual averaging sees the chains' mean acceptance (so every chain, started from one step
+    size, keeps the same one) and the mass matrix is the variances of all chains' window draws.
+    """
 
     def update(adapt: WindowState, code, position, acceptance, target):
         acceptance = jnp.where(jnp.isfinite(acceptance), acceptance, 0.0) + (BUILT_TARGET - target)
+        if pooled:
+            acceptance = jax.lax.pmean(acceptance, CHAINS)
         def sample():
             return adapt
 
@@ -110,13 +137,15 @@ class SegmentSampler:
         self.coords, self.config = coords, config
         self.segment_length = int(segment_length)
         self.num_compilations = 0
-        self._key = ("nuts_segment", coords.program_key, config.max_num_doublings, self.segment_length)
+        self._key = ("nuts_segment", coords.program_key, config.max_num_doublings, config.adaptation,
+                     config.step_jitter, self.segment_length)
 
     # --- the program ----------------------------------------------------------------------------
     def _build(self):
         coords, config = self.coords, self.config
         kernel = bj_nuts.build_kernel()
-        adapt_update = _update(*window_adaptation(BUILT_TARGET)[1:])
+        pooled = config.adaptation == "pooled"
+        adapt_update = _update(*window_adaptation(BUILT_TARGET, pool_variances if pooled else None)[1:], pooled)
 
         def program(data, param, source, move, chains: Chains, codes, target):
             bound = coords.with_data(data)
@@ -137,8 +166,14 @@ class SegmentSampler:
 
                 def body(carry, code):
                     state, adapt, key = carry
-                    key, sub = jax.random.split(key)
-                    state, info = kernel(sub, state, log_density, adapt.step_size, adapt.inverse_mass,
+                    step_size = adapt.step_size
+                    if config.step_jitter > 0.0:
+                        key, sub, jitter_key = jax.random.split(key, 3)
+                        step_size = step_size * (1.0 + config.step_jitter * jax.random.uniform(
+                            jitter_key, minval=-1.0, maxval=1.0))
+                    else:
+                        key, sub = jax.random.split(key)
+                    state, info = kernel(sub, state, log_density, step_size, adapt.inverse_mass,
                                          config.max_num_doublings)
                     adapt = adapt_update(adapt, code, state.position, info.acceptance_rate, target)
                     out = (original(state.position), info.num_integration_steps, info.acceptance_rate,
@@ -148,7 +183,7 @@ class SegmentSampler:
                 (state, adapt, key), out = jax.lax.scan(body, (state, adapt, key), codes)
                 return (state.position, adapt, key), out
 
-            (pos, adapt, keys), out = jax.vmap(one_chain)(positions, chains.adapt, chains.keys)
+            (pos, adapt, keys), out = jax.vmap(one_chain, axis_name=CHAINS)(positions, chains.adapt, chains.keys)
             return Chains(pos, adapt, keys), out
 
         return program

@@ -3,7 +3,7 @@
 A space is a parameterisation's flat unconstrained coordinates with its log density. HMC with a
 diagonal inverse mass matrix ``diag(m)`` and scalar step ``eps`` is the same algorithm as the paper's
 per-coordinate step sizes ``eps * sqrt(m)`` with unit mass (substitute ``p = p' / sqrt(m)``), so q's
-variances go in the mass matrix and one scalar step size is adapted per chain.
+variances go in the mass matrix and one scalar step size is adapted (per chain, or for all chains).
 
 ``make_transport`` moves a state (position, log density, gradient) from one space to another without
 a new gradient evaluation of the model: the log density changes by a log-Jacobian and the gradient by

@@ -42,12 +42,14 @@ def schedule(num_warmup: int) -> jax.Array:
     return jnp.asarray(build_schedule(num_warmup), dtype=jnp.int32).reshape(num_warmup, 2)
 
 
-def window_adaptation(target_accept: float):
+def window_adaptation(target_accept: float, pool_variances=None):
     """``(init, update, final)`` of Stan's windowed adaptation for one space.
 
     ``init(inverse_mass (dim,), step_size) -> WindowState``; ``update(state, stage, window_end,
     position, acceptance) -> WindowState``; ``final(state) -> (step_size, inverse_mass)``.
     A non-finite acceptance (a failed trajectory) counts as a rejection.
+    ``pool_variances(mass_state) -> mass_state``, if given, replaces a window's Welford estimate
+    just before it becomes the new mass matrix (e.g. by the estimate over all chains' draws).
     """
     mm_init, mm_update, mm_final = mass_matrix_adaptation(is_diagonal_matrix=True)
     da_init, da_update, da_final = dual_averaging_adaptation(target_accept)
@@ -63,7 +65,7 @@ def window_adaptation(target_accept: float):
 
         def end_of_window():
             # New mass matrix from the window's draws; dual averaging restarts at the window's average.
-            new_mass = mm_final(mass)
+            new_mass = mm_final(mass if pool_variances is None else pool_variances(mass))
             step_size = da_final(step)
             return WindowState(da_init(step_size), new_mass, step_size, new_mass.inverse_mass_matrix)
 

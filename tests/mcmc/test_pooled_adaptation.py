@@ -1,0 +1,65 @@
+"""NUTS whose chains share one adapted step size and mass matrix (``NUTSConfig(adaptation="pooled")``)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+import pytest
+from blackjax.adaptation.mass_matrix import mass_matrix_adaptation
+
+from autoreparam.coordinates import Coordinates
+from autoreparam.errors import ArgumentError
+from autoreparam.mcmc.config import NUTSConfig
+from autoreparam.mcmc.nuts import NUTSSampler
+from autoreparam.mcmc.segments import CHAINS, pool_variances
+from autoreparam.reparam.parameterisation import Parameterisation
+from autoreparam.reparam.selection import select_sites
+from autoreparam.reparam.sites import analyse_model
+
+SCALES = np.array([0.1, 1.0, 10.0])
+
+
+def gaussian():
+    numpyro.sample("z", dist.Normal(0.0, jnp.asarray(SCALES)))
+
+
+@pytest.fixture(scope="module")
+def gaussian_coords():
+    return Coordinates(gaussian, (), {}, select_sites(analyse_model(gaussian), "default"))
+
+
+def test_pooled_variances_are_those_of_all_chains_draws_together():
+    # Chains whose draws differ in mean and spread: the pooled estimate must include the spread
+    # between the chains' means, which averaging the chains' own variances would miss.
+    draws = np.random.default_rng(0).normal(size=(4, 50, 3)) * [[[1.0]], [[2.0]], [[0.5]], [[1.0]]]
+    draws += np.arange(4.0)[:, None, None]
+    init, update, _ = mass_matrix_adaptation(is_diagonal_matrix=True)
+
+    def welford(chain_draws):
+        return jax.lax.fori_loop(0, chain_draws.shape[0], lambda i, m: update(m, chain_draws[i]), init(3))
+
+    pooled = jax.vmap(lambda d: pool_variances(welford(d)), axis_name=CHAINS)(jnp.asarray(draws))
+    welford_state = pooled.wc_state
+    assert np.all(np.asarray(welford_state.sample_size) == 200)
+    variances = np.asarray(welford_state.m2) / (200 - 1)
+    expected = draws.reshape(200, 3).var(axis=0, ddof=1)
+    np.testing.assert_allclose(variances, np.broadcast_to(expected, (4, 3)), rtol=1e-4)
+
+
+@pytest.mark.parametrize("adaptation", ["per_chain", "pooled"])
+def test_pooled_chains_share_one_step_size_and_mass_matrix(gaussian_coords, adaptation):
+    coords = gaussian_coords
+    config = NUTSConfig(num_warmup=1000, num_samples=100, adaptation=adaptation)
+    start = np.random.default_rng(1).normal(size=(4, 3)).astype(np.float32)
+    result = NUTSSampler(coords, config).run(Parameterisation.centred(coords.plan), np.ones(3), start, seed=0)
+    step_sizes, inverse_mass = result.step_size[:, 0], result.inverse_mass[:, 0, :]
+    shared = np.allclose(step_sizes, step_sizes[0]) and np.allclose(inverse_mass, inverse_mass[0])
+    assert shared == (adaptation == "pooled"), (step_sizes, inverse_mass)
+    # Either way the adapted variances are the posterior's (Stan's regularised estimate, within 35%).
+    assert np.all(np.abs(inverse_mass / SCALES**2 - 1.0) < 0.35), inverse_mass
+
+
+def test_an_unknown_adaptation_is_refused_by_name():
+    with pytest.raises(ArgumentError, match="adaptation must be one of"):
+        NUTSConfig(adaptation="shared")
