@@ -150,7 +150,7 @@ def test_auto_says_why():
 
 
 def test_chains_are_sharded_across_devices():
-    """Two forced host devices: the same run, its chains split across both (no code change)."""
+    """Two forced host devices: the same runs, their chains split across both (no code change)."""
     script = textwrap.dedent(
         """
         import os
@@ -169,6 +169,11 @@ def test_chains_are_sharded_across_devices():
         assert num_shards(4) == 2 and num_shards(3) == 1
         assert r.samples["theta"].shape == (4, 30, 8)
         assert np.all(np.isfinite(r.samples["theta"]))
+        # NUTS's pooled adaptation reduces over chains that live on both devices: one step size.
+        n = ar.infer(p.model, *p.args, method="ncp", kernel="nuts", num_chains=4, num_warmup=60,
+                     num_samples=30, vi_config=vi, progress=False, **p.kwargs)
+        steps = np.asarray(n.chains.step_size).ravel()
+        assert np.all(np.isfinite(n.samples["theta"])) and np.allclose(steps, steps[0]), steps
         print("OK")
         """
     )

@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import numpy as np
+import numpyro
+import numpyro.distributions as dist
 
+from autoreparam.coordinates import Coordinates
 from autoreparam.diagnostics.standard import bulk_ess
+from autoreparam.reparam.selection import select_sites
+from autoreparam.reparam.sites import analyse_model
 from autoreparam.vi.protocol import VIConfig
+
+# A Gaussian with scales 100x apart: the mass matrix an adaptation must learn is diag(SCALES^2).
+SCALES = np.array([0.1, 1.0, 10.0])
+
+
+def gaussian():
+    numpyro.sample("z", dist.Normal(0.0, jnp.asarray(SCALES)))
+
+
+def gaussian_coordinates() -> Coordinates:
+    return Coordinates(gaussian, (), {}, select_sites(analyse_model(gaussian), "default"))
+
 
 # 99.9% two-sided normal quantile: a correct sampler fails one element check in 1000 seeds.
 Z_999 = 3.29

@@ -3,30 +3,21 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
-import numpyro
-import numpyro.distributions as dist
 import pytest
 from blackjax.adaptation.mass_matrix import mass_matrix_adaptation
 
-from autoreparam.coordinates import Coordinates
 from autoreparam.errors import ArgumentError
 from autoreparam.mcmc.config import NUTSConfig
 from autoreparam.mcmc.nuts import NUTSSampler
 from autoreparam.mcmc.segments import CHAINS, pool_variances
 from autoreparam.reparam.parameterisation import Parameterisation
-from autoreparam.reparam.selection import select_sites
-from autoreparam.reparam.sites import analyse_model
 
-SCALES = np.array([0.1, 1.0, 10.0])
-
-
-def gaussian():
-    numpyro.sample("z", dist.Normal(0.0, jnp.asarray(SCALES)))
+from mcmc_helpers import SCALES, gaussian_coordinates
 
 
 @pytest.fixture(scope="module")
 def gaussian_coords():
-    return Coordinates(gaussian, (), {}, select_sites(analyse_model(gaussian), "default"))
+    return gaussian_coordinates()
 
 
 def test_pooled_variances_are_those_of_all_chains_draws_together():

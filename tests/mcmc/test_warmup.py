@@ -3,8 +3,6 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
-import numpyro
-import numpyro.distributions as dist
 import pytest
 
 from autoreparam.coordinates import Coordinates
@@ -16,16 +14,12 @@ from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import select_sites
 from autoreparam.reparam.sites import analyse_model
 
-SCALES = np.array([0.1, 1.0, 10.0])
-
-
-def gaussian():
-    numpyro.sample("z", dist.Normal(0.0, jnp.asarray(SCALES)))
+from mcmc_helpers import SCALES, gaussian_coordinates
 
 
 @pytest.fixture(scope="module")
 def gaussian_coords():
-    return Coordinates(gaussian, (), {}, select_sites(analyse_model(gaussian), "default"))
+    return gaussian_coordinates()
 
 
 def test_window_adaptation_learns_the_posterior_variances_from_a_wrong_seed(gaussian_coords):

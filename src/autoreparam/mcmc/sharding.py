@@ -1,7 +1,8 @@
 """Spread chains across every JAX device, so a GPU/TPU host (or a multi-device CPU) scales unchanged.
 
-Chains are independent, so sharding their leading axis lets XLA partition the vmapped program with
-no communication. On one device this is a no-op.
+Chains are independent, so sharding their leading axis lets XLA partition the vmapped program; the
+only communication is NUTS's pooled adaptation (a mean over chains at each warm-up transition). On
+one device this is a no-op.
 """
 
 from __future__ import annotations
