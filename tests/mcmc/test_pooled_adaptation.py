@@ -12,12 +12,7 @@ from autoreparam.mcmc.nuts import NUTSSampler
 from autoreparam.mcmc.segments import CHAINS, pool_variances
 from autoreparam.reparam.parameterisation import Parameterisation
 
-from mcmc_helpers import SCALES, gaussian_coordinates
-
-
-@pytest.fixture(scope="module")
-def gaussian_coords():
-    return gaussian_coordinates()
+from mcmc_helpers import SCALES
 
 
 def test_pooled_variances_are_those_of_all_chains_draws_together():
@@ -51,6 +46,8 @@ def test_pooled_chains_share_one_step_size_and_mass_matrix(gaussian_coords, adap
     assert np.all(np.abs(inverse_mass / SCALES**2 - 1.0) < 0.35), inverse_mass
 
 
-def test_an_unknown_adaptation_is_refused_by_name():
+def test_an_unknown_adaptation_or_a_jitter_outside_0_1_is_refused_by_name():
     with pytest.raises(ArgumentError, match="adaptation must be one of"):
         NUTSConfig(adaptation="shared")
+    with pytest.raises(ArgumentError, match="step_jitter must lie in"):
+        NUTSConfig(step_jitter=1.0)

@@ -14,12 +14,7 @@ from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import select_sites
 from autoreparam.reparam.sites import analyse_model
 
-from mcmc_helpers import SCALES, gaussian_coordinates
-
-
-@pytest.fixture(scope="module")
-def gaussian_coords():
-    return gaussian_coordinates()
+from mcmc_helpers import SCALES
 
 
 def test_window_adaptation_learns_the_posterior_variances_from_a_wrong_seed(gaussian_coords):
