@@ -36,7 +36,7 @@ from autoreparam.models import load  # noqa: E402
 INFER_MODULE = sys.modules["autoreparam.infer"]  # the attribute ``autoreparam.infer`` is the function
 # The baseline first; every other mode is compared with it.
 MODES = {"per_chain": {"adaptation": "per_chain"}, "pooled": {"adaptation": "pooled"},
-         "pooled_jitter": {"adaptation": "pooled", "step_jitter": 0.2}}
+         "pooled_jitter": {"adaptation": "pooled", "step_jitter": 0.2}, "pooled_step": {"adaptation": "pooled_step"}}
 BASELINE = "per_chain"
 
 

@@ -1,4 +1,5 @@
-"""NUTS whose chains share one adapted step size and mass matrix (``NUTSConfig(adaptation="pooled")``)."""
+"""NUTS whose chains share one adapted step size and mass matrix (``NUTSConfig(adaptation="pooled")``),
+or only the step size (``"pooled_step"``)."""
 
 import jax
 import jax.numpy as jnp
@@ -33,15 +34,15 @@ def test_pooled_variances_are_those_of_all_chains_draws_together():
     np.testing.assert_allclose(variances, np.broadcast_to(expected, (4, 3)), rtol=1e-4)
 
 
-@pytest.mark.parametrize("adaptation", ["per_chain", "pooled"])
+@pytest.mark.parametrize("adaptation", ["per_chain", "pooled", "pooled_step"])
 def test_pooled_chains_share_one_step_size_and_mass_matrix(gaussian_coords, adaptation):
     coords = gaussian_coords
     config = NUTSConfig(num_warmup=1000, num_samples=100, adaptation=adaptation)
     start = np.random.default_rng(1).normal(size=(4, 3)).astype(np.float32)
     result = NUTSSampler(coords, config).run(Parameterisation.centred(coords.plan), np.ones(3), start, seed=0)
     step_sizes, inverse_mass = result.step_size[:, 0], result.inverse_mass[:, 0, :]
-    shared = np.allclose(step_sizes, step_sizes[0]) and np.allclose(inverse_mass, inverse_mass[0])
-    assert shared == (adaptation == "pooled"), (step_sizes, inverse_mass)
+    assert np.allclose(step_sizes, step_sizes[0]) == (adaptation != "per_chain"), step_sizes
+    assert np.allclose(inverse_mass, inverse_mass[0]) == (adaptation == "pooled"), inverse_mass
     # Either way the adapted variances are the posterior's (Stan's regularised estimate, within 35%).
     assert np.all(np.abs(inverse_mass / SCALES**2 - 1.0) < 0.35), inverse_mass
 

@@ -45,6 +45,28 @@ def test_serial_mode_and_deadline(tmp_path):
     assert run_tasks(tasks, square, store, serial=True, progress=False) == 4
 
 
+def test_serial_mode_drops_compiled_programs_every_max_calls_tasks(tmp_path, monkeypatch):
+    import jax
+    import jax.numpy as jnp
+
+    from autoreparam.mcmc.programs import PROGRAMS
+
+    cleared = []
+    real_clear = jax.clear_caches
+    monkeypatch.setattr(jax, "clear_caches", lambda: (cleared.append(len(PROGRAMS._compiled)), real_clear()))
+
+    def compile_one(task):
+        PROGRAMS(("runner_test", task["x"]), lambda: lambda v: v * task["x"], (jnp.ones(2),))
+        return {"value": task["x"]}
+
+    tasks = [{"key": f"t{i}", "x": i} for i in range(5)]
+    assert run_tasks(tasks, compile_one, ResultStore(tmp_path), serial=True, progress=False, max_calls=2) == 5
+    # After tasks 2 and 4, with our cache already emptied each time (two programs each).
+    assert cleared == [0, 0]
+    kept = [key for (key, _) in PROGRAMS._compiled if key[0] == "runner_test"]
+    assert kept == [("runner_test", 4)]  # only the task after the last release
+
+
 def test_worker_environment_hoists_constants_and_caches_compilations(tmp_path):
     env = worker_environment(tmp_path)
     assert env["JAX_USE_SIMPLIFIED_JAXPR_CONSTANTS"] == "True" and env["JAX_EMBEDDED_CONSTANTS_MAX_BYTES"] == "0"

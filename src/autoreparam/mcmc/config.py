@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from autoreparam.errors import ArgumentError
 
 STEP_SIZE_RULES = ("window", "sign", "dual_averaging")
-NUTS_ADAPTATIONS = ("per_chain", "pooled")
+NUTS_ADAPTATIONS = ("per_chain", "pooled", "pooled_step")
 PAPER_L_GRID = (1, 2, 4, 8, 16, 32, 64, 128)
 
 
@@ -86,6 +86,7 @@ class NUTSConfig:
       transition. Measured with ``auto`` on six zoo models, 4 and 16 chains
       (``benchmarks/results/pooled_adaptation/``): 1.50x the ESS per second of per-chain tuning in
       geometric mean (0.66x on electric to 3.41x on election '88 with 16 chains).
+    - ``"pooled_step"``: one step size for all chains (as ``"pooled"``), a mass matrix per chain.
     - ``"per_chain"``: each chain adapts its own step size and mass matrix (Stan, NumPyro).
     """
 

@@ -97,16 +97,17 @@ def pool_variances(mass):
     return mass._replace(wc_state=welford._replace(mean=mean, m2=m2, sample_size=count))
 
 
-def _update(adapt_update, adapt_final, pooled: bool):
+def _update(adapt_update, adapt_final, pool_step: bool):
     """The per-chain adaptation step for one stage code (a ``lax.switch`` over the codes).
 
-    ``pooled``: dual averaging sees the chains' mean acceptance (so every chain, started from one step
-    size, keeps the same one) and the mass matrix is the variances of all chains' window draws.
+    ``pool_step``: dual averaging sees the chains' mean acceptance, so every chain, started from one
+    step size, keeps the same one. (Pooling the mass matrix is ``adapt_update``'s, through
+    ``window_adaptation(pool_variances=...)``.)
     """
 
     def update(adapt: WindowState, code, position, acceptance, target):
         acceptance = jnp.where(jnp.isfinite(acceptance), acceptance, 0.0) + (BUILT_TARGET - target)
-        if pooled:
+        if pool_step:
             acceptance = jax.lax.pmean(acceptance, CHAINS)
         def sample():
             return adapt
@@ -144,8 +145,9 @@ class SegmentSampler:
     def _build(self):
         coords, config = self.coords, self.config
         kernel = bj_nuts.build_kernel()
-        pooled = config.adaptation == "pooled"
-        adapt_update = _update(*window_adaptation(BUILT_TARGET, pool_variances if pooled else None)[1:], pooled)
+        pool_mass = config.adaptation == "pooled"
+        pool_step = config.adaptation in ("pooled", "pooled_step")
+        adapt_update = _update(*window_adaptation(BUILT_TARGET, pool_variances if pool_mass else None)[1:], pool_step)
 
         def program(data, param, source, move, chains: Chains, codes, target):
             bound = coords.with_data(data)

@@ -5,7 +5,7 @@ A task is a JSON-ready dict with a file-name-safe ``key``; its result is saved a
 rerun skips every key already saved. Ray starts a local cluster with ``num_cpus`` workers by
 default, or joins an existing one at ``address``. The driver writes every file, so workers on other
 machines need no shared file system. ``serial=True`` runs the tasks in this process, without Ray
-(for tests and debugging).
+(for tests, debugging and machines without Ray).
 
 Each worker process is started with `worker_environment`: JAX on the CPU, one thread per worker,
 closed-over data hoisted out of the compiled programs as arguments
@@ -49,6 +49,20 @@ def worker_environment(cache_dir: str | os.PathLike | None, fast_compile: bool =
     return env
 
 
+def release_compiled_programs() -> None:
+    """Drop every compiled program this process holds (ours and JAX's caches), as a recycled worker would.
+
+    Each XLA executable keeps LLVM code sections mapped; a process that compiles thousands of
+    programs and keeps them all runs out of mappings long before it runs out of memory.
+    """
+    import jax
+
+    from autoreparam.mcmc.programs import PROGRAMS
+
+    PROGRAMS.clear()
+    jax.clear_caches()
+
+
 def _bar(total: int, desc: str, progress: bool):
     from tqdm.auto import tqdm
 
@@ -75,7 +89,10 @@ def run_tasks(
     ``max_calls``: a Ray worker process exits after this many tasks (0: never), returning the memory
     its compiled programs hold (in-process caches are never evicted; a long-lived worker running
     many models ran a 23 GB machine out of memory). A task whose worker dies (out of memory,
-    killed) is reported and not saved, and the others go on; a rerun retries it.
+    killed) is reported and not saved, and the others go on; a rerun retries it. With ``serial``,
+    this process drops every compiled program after each ``max_calls`` tasks instead
+    (`release_compiled_programs`): a serial fuzzing pass that kept them stopped after about 45
+    programs with "LLVM ERROR: Unable to allocate section memory".
     """
     deadline = None if deadline_minutes is None else time.perf_counter() + 60.0 * deadline_minutes
     pending = [t for t in tasks if not store.done(t["key"])]
@@ -90,10 +107,12 @@ def run_tasks(
 
     try:
         if serial:
-            for task in pending:
+            for done, task in enumerate(pending, start=1):
                 if deadline is not None and time.perf_counter() > deadline:
                     break
                 save(task, work(task))
+                if max_calls and done % max_calls == 0:
+                    release_compiled_programs()
         elif pending:
             _run_ray(pending, work, save, address, num_cpus, env or {}, deadline, max_calls)
     finally:
