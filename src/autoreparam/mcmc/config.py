@@ -87,6 +87,9 @@ class NUTSConfig:
       (``benchmarks/results/pooled_adaptation/``): 1.50x the ESS per second of per-chain tuning in
       geometric mean (0.66x on electric to 3.41x on election '88 with 16 chains).
     - ``"pooled_step"``: one step size for all chains (as ``"pooled"``), a mass matrix per chain.
+      Measured and not recommended: 1.40x per-chain tuning in geometric mean against pooled's 1.60x,
+      and 0.43x on German credit with 4 chains, where one step size was too large for a chain with a
+      poorer mass matrix (``benchmarks/results/pooled_adaptation/README.md``).
     - ``"per_chain"``: each chain adapts its own step size and mass matrix (Stan, NumPyro).
     """
 
