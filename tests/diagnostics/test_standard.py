@@ -83,6 +83,24 @@ def test_import_loads_neither_arviz_nor_matplotlib():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_arviz_loads_on_a_thread_once_and_quietly():
+    # A fresh process (this one has ArviZ already): the thread imports it, a second call starts no
+    # other thread, the diagnostics then use it, and ArviZ's refactor notice is not shown.
+    code = (
+        "import sys, warnings\n"
+        "warnings.simplefilter('always', FutureWarning)\n"
+        "from autoreparam.diagnostics import standard\n"
+        "standard.load_arviz_in_background(); first = standard._loader\n"
+        "standard.load_arviz_in_background(); assert standard._loader is first\n"
+        "assert first.name == 'autoreparam-import-arviz'\n"
+        "import numpy as np\n"
+        "d = standard.standard_diagnostics({'x': np.random.default_rng(0).normal(size=(2, 50))})\n"
+        "first.join(); assert 'arviz' in sys.modules and d.min_ess_bulk > 0\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert "ArviZ is undergoing" not in out.stderr and "Exception in thread" not in out.stderr, out.stderr
+
+
 def test_a_stuck_chain_gives_no_warning_and_an_unmistakable_rhat():
     """A chain that never moves (e.g. a centred sampler stuck in a funnel) must not raise warnings."""
     import numpy as _np

@@ -5,11 +5,16 @@ localization: an improved R-hat", pooled over chains. They complement, and diffe
 paper's per-chain metric in `diagnostics.ess`; nothing here re-implements ArviZ.
 
 ArviZ 0.23 writes a stamp file and may warn (FutureWarning, once a day) when it is first
-imported, so it is imported inside the functions, never when autoreparam is imported.
+imported, so it is imported inside the functions, never when autoreparam is imported. Its import
+takes about 1.5 s (numba compiles ArviZ's ECDF helpers, matplotlib loads), which a process's first
+``infer`` call paid after sampling; ``load_arviz_in_background`` starts it on a thread at the top of
+``infer``, where it overlaps the compilation of the samplers (XLA compiles without holding the GIL).
 """
 
 from __future__ import annotations
 
+import sys
+import threading
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -121,10 +126,32 @@ def _reduce(per_site: dict[str, np.ndarray], reducer) -> float:
     return float("nan") if np.all(np.isnan(values)) else float(reducer(values))
 
 
+# The once-a-day notice about ArviZ's coming refactor is not ours to act on. A filter on its message,
+# installed once for the process: ``warnings.catch_warnings`` swaps the process's filters and is not
+# safe on the import thread while the caller's thread uses warnings too.
+_ARVIZ_NOTICE = r"\s*ArviZ is undergoing a major refactor"
+_loader: threading.Thread | None = None
+
+
 def _arviz():
-    with warnings.catch_warnings():
-        # The once-a-day notice about ArviZ's coming refactor is not ours to act on.
-        warnings.filterwarnings("ignore", category=FutureWarning, module=r"arviz(\..*)?$")
-        import arviz
+    if "arviz" not in sys.modules:
+        warnings.filterwarnings("ignore", message=_ARVIZ_NOTICE, category=FutureWarning)
+    import arviz  # waits for a background import under way (the module's import lock)
 
     return arviz
+
+
+def _import_quietly() -> None:
+    try:
+        _arviz()
+    except Exception:  # noqa: BLE001 - the diagnostics import it again and report the error there
+        pass
+
+
+def load_arviz_in_background() -> None:
+    """Start importing ArviZ on a daemon thread, once per process; a no-op once it is imported."""
+    global _loader
+    if _loader is None and "arviz" not in sys.modules:
+        warnings.filterwarnings("ignore", message=_ARVIZ_NOTICE, category=FutureWarning)
+        _loader = threading.Thread(target=_import_quietly, name="autoreparam-import-arviz", daemon=True)
+        _loader.start()
