@@ -33,7 +33,7 @@ def record_command(out, argv=None, program: str = "autoreparam") -> None:
 def _ray_arguments(parser) -> None:
     parser.add_argument("--address", default=None, help="join this Ray cluster (default: start a local one)")
     parser.add_argument("--num-cpus", type=int, default=1, help="workers of the local Ray cluster (default 1)")
-    parser.add_argument("--serial", action="store_true", help="run in this process, without Ray (debugging)")
+    parser.add_argument("--serial", action="store_true", help="run in this process, without Ray (compiled programs are dropped every few tasks)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
