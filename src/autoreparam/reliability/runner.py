@@ -91,8 +91,8 @@ def run_tasks(
     many models ran a 23 GB machine out of memory). A task whose worker dies (out of memory,
     killed) is reported and not saved, and the others go on; a rerun retries it. With ``serial``,
     this process drops every compiled program after each ``max_calls`` tasks instead
-    (`release_compiled_programs`): a serial fuzzing pass that kept them stopped after about 45
-    programs with "LLVM ERROR: Unable to allocate section memory".
+    (`release_compiled_programs`): a serial fuzzing pass that kept them stopped after 46 tasks
+    (four generated programs, every method) with "LLVM ERROR: Unable to allocate section memory".
     """
     deadline = None if deadline_minutes is None else time.perf_counter() + 60.0 * deadline_minutes
     pending = [t for t in tasks if not store.done(t["key"])]
