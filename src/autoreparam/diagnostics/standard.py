@@ -142,8 +142,9 @@ def _arviz():
 
 
 def _import_quietly() -> None:
+    # Only the import: the caller's thread installed the notice's filter (``warnings`` is not thread-safe).
     try:
-        _arviz()
+        import arviz  # noqa: F401
     except Exception:  # noqa: BLE001 - the diagnostics import it again and report the error there
         pass
 
