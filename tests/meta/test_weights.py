@@ -46,5 +46,9 @@ def test_missing_weights_say_how_to_make_them(tmp_path):
 def test_the_shipped_weights_have_a_card_with_their_training_record():
     card = read_card(shipped_stem())
     assert card["architecture"]["form"] == "tied"
-    for key in ("corpus", "seed", "seconds", "machine", "num_models"):
+    assert card["architecture"]["members"] == len(card["record"]["members"]) == 3  # an ensemble of three seeds
+    for key in ("corpus", "machine", "num_models", "combination"):
         assert key in card["record"], key
+    assert sorted(m["seed"] for m in card["record"]["members"]) == [0, 1, 2]
+    for member in card["record"]["members"]:
+        assert member["seconds"] and member["config"]["seed"] == member["seed"]

@@ -21,11 +21,13 @@ from autoreparam.errors import SiteError
 from autoreparam.graph import ModelGraph, model_graph
 from autoreparam.graph.types import NodeType
 from autoreparam.meta.batching import pad_graphs
+from autoreparam.meta.ensemble import MetaEnsemble
 from autoreparam.meta.network import MetaGNN, as_jax
 from autoreparam.meta.weights import load_network
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import ReparamPlan
 
+Network = MetaGNN | MetaEnsemble  # an ensemble is called like one network
 SHIPPED = "meta_gnn"  # stem of the shipped weights in autoreparam/meta/weights/
 
 
@@ -35,21 +37,21 @@ def shipped_stem(name: str = SHIPPED) -> Path:
 
 
 @functools.lru_cache(maxsize=4)
-def _cached(stem: str) -> tuple[MetaGNN, dict]:
+def _cached(stem: str) -> tuple[Network, dict]:
     return load_network(stem)
 
 
-def default_network(name: str = SHIPPED) -> MetaGNN:
-    """The shipped network (read once per process)."""
+def default_network(name: str = SHIPPED) -> Network:
+    """The shipped network: an ensemble of three training seeds (`meta/ensemble.py`), read once per process."""
     return _cached(str(shipped_stem(name)))[0]
 
 
 @eqx.filter_jit
-def _forward(network: MetaGNN, batch):
+def _forward(network: Network, batch):
     return network(batch)
 
 
-def network_logits(network: MetaGNN, graphs: Sequence[ModelGraph]) -> list[np.ndarray]:
+def network_logits(network: Network, graphs: Sequence[ModelGraph]) -> list[np.ndarray]:
     """Per graph the ``(elements, 1 or 2)`` logits of its element rows (padded batch, one jitted call)."""
     padded, rows = pad_graphs(graphs)
     logits = np.asarray(_forward(network, as_jax(padded)), dtype=np.float64)
@@ -100,7 +102,7 @@ class MetaPrediction:
         return Parameterisation.tied(plan, b) if self.form == "tied" else Parameterisation.separate(plan, a, b)
 
 
-def predict_graph(graph: ModelGraph, network: MetaGNN | None = None) -> MetaPrediction:
+def predict_graph(graph: ModelGraph, network: Network | None = None) -> MetaPrediction:
     """The network's centring for an already built graph."""
     network = default_network() if network is None else network
     start = time.perf_counter()
@@ -112,7 +114,7 @@ def predict_graph(graph: ModelGraph, network: MetaGNN | None = None) -> MetaPred
     return MetaPrediction(loc, scale, network.form, seconds)
 
 
-def predict(model: Callable, *args, network: MetaGNN | None = None, seed: int = 0, **kwargs) -> MetaPrediction:
+def predict(model: Callable, *args, network: Network | None = None, seed: int = 0, **kwargs) -> MetaPrediction:
     """Build ``model(*args, **kwargs)``'s graph and run the network on it (no fitting, no sampling)."""
     start = time.perf_counter()
     graph = model_graph(model, *args, seed=seed, **kwargs)
@@ -123,7 +125,7 @@ def predict(model: Callable, *args, network: MetaGNN | None = None, seed: int = 
     return MetaPrediction(prediction.loc_centring, prediction.scale_centring, prediction.form, seconds)
 
 
-def predict_parameterisation(model: Callable, *args, network: MetaGNN | None = None, seed: int = 0,
+def predict_parameterisation(model: Callable, *args, network: Network | None = None, seed: int = 0,
                              **kwargs) -> dict[str, np.ndarray]:
     """lambda in [0, 1] per location-scale latent of ``model(*args, **kwargs)``, one per element (site-shaped).
 

@@ -17,6 +17,7 @@ import jax
 
 from autoreparam.errors import DataError
 from autoreparam.graph import ELEMENT_FEATURES, NODE_FEATURES
+from autoreparam.meta.ensemble import MetaEnsemble, ensemble_skeleton, stack_networks
 from autoreparam.meta.files import write_json
 from autoreparam.meta.network import MetaGNN
 
@@ -26,19 +27,27 @@ NODE_FEATURE_NAMES = tuple(name for name, _ in NODE_FEATURES)
 ELEMENT_FEATURE_NAMES = tuple(name for name, _ in ELEMENT_FEATURES)
 
 
-def architecture(network: MetaGNN) -> dict:
+def architecture(network: MetaGNN | MetaEnsemble) -> dict:
+    """What `build_network` needs to rebuild ``network``'s shapes; ``members`` > 1 for an ensemble."""
     return {"hidden": network.hidden, "num_steps": network.num_steps, "form": network.form,
-            "num_node_features": len(NODE_FEATURE_NAMES), "num_element_features": len(ELEMENT_FEATURE_NAMES)}
+            "num_node_features": len(NODE_FEATURE_NAMES), "num_element_features": len(ELEMENT_FEATURE_NAMES),
+            "members": network.size if isinstance(network, MetaEnsemble) else 1}
 
 
-def build_network(arch: dict, key=None) -> MetaGNN:
-    """A network of the given architecture (random weights; load_network fills them in)."""
+def build_network(arch: dict, key=None) -> MetaGNN | MetaEnsemble:
+    """A network (or, with ``members`` > 1, an ensemble) of the given architecture, random weights
+    (load_network fills them in). Cards written before ensembles existed have no ``members``: one."""
     key = jax.random.PRNGKey(0) if key is None else key
-    return MetaGNN(arch["num_node_features"], arch["num_element_features"], hidden=arch["hidden"],
-                   num_steps=arch["num_steps"], form=arch["form"], key=key)
+
+    def member(k):
+        return MetaGNN(arch["num_node_features"], arch["num_element_features"], hidden=arch["hidden"],
+                       num_steps=arch["num_steps"], form=arch["form"], key=k)
+
+    size = int(arch.get("members", 1))
+    return member(key) if size == 1 else ensemble_skeleton(member, size, key)
 
 
-def save_network(stem: str | Path, network: MetaGNN, record: dict | None = None) -> Path:
+def save_network(stem: str | Path, network: MetaGNN | MetaEnsemble, record: dict | None = None) -> Path:
     """Write ``<stem>.eqx`` and ``<stem>.json``; returns the JSON path."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
@@ -69,7 +78,7 @@ def read_card(stem: str | Path) -> dict:
     return card
 
 
-def load_network(stem: str | Path) -> tuple[MetaGNN, dict]:
+def load_network(stem: str | Path) -> tuple[MetaGNN | MetaEnsemble, dict]:
     """The network saved under ``stem`` and its card."""
     card = read_card(stem)
     skeleton = build_network(card["architecture"])
@@ -79,3 +88,30 @@ def load_network(stem: str | Path) -> tuple[MetaGNN, dict]:
     except (FileNotFoundError, ValueError, OSError) as error:
         raise DataError(f"cannot read the network weights {path}: {error}") from error
     return network, card
+
+
+def save_ensemble(stem: str | Path, member_stems: list[str | Path]) -> Path:
+    """Stack the networks saved under ``member_stems`` into one ensemble saved under ``stem``.
+
+    The ensemble's card keeps every member's training record (``record["members"]``) and the first
+    member's corpus, labels and families (the members must share them: they are one training run
+    with different seeds; a mismatch is an error).
+    """
+    loaded = [load_network(s) for s in member_stems]
+    records = [card["record"] for _, card in loaded]
+    shared = ("corpus", "corpus_manifest", "labels", "num_models", "families")
+    for key in shared:
+        values = {json.dumps(r.get(key), sort_keys=True) for r in records}
+        if len(values) > 1:
+            raise DataError(f"the networks {[str(s) for s in member_stems]} were trained on different {key}; "
+                            "an ensemble combines seeds of one training run")
+    try:
+        ensemble = stack_networks([network for network, _ in loaded])
+    except ValueError as error:
+        raise DataError(f"cannot stack {[str(s) for s in member_stems]}: {error}") from error
+    record = {**{k: records[0].get(k) for k in shared}, "machine": records[0].get("machine"),
+              "combination": "lambda = mean over members of sigmoid(logit) (meta/ensemble.py)",
+              "members": [{"stem": str(s), "seed": r.get("seed"), "steps": r.get("steps"),
+                           "seconds": r.get("seconds", {}), "config": r.get("config", {})}
+                          for s, r in zip(member_stems, records)]}
+    return save_network(stem, ensemble, record)

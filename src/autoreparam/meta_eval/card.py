@@ -15,7 +15,8 @@ def write_model_card(stem, results_dir, out) -> Path:
     stem = Path(stem)
     card = json.loads(stem.with_suffix(".json").read_text())
     record, arch = card["record"], card["architecture"]
-    seconds = record.get("seconds", {})
+    members = record.get("members") or [{"seed": record.get("seed"), "config": record.get("config", {}),
+                                         "seconds": record.get("seconds", {})}]
     manifest = record.get("corpus_manifest") or {}
     mark = {True: "met", False: "missed", None: "not measured"}
     results = Results.load(results_dir)
@@ -27,15 +28,24 @@ def write_model_card(stem, results_dir, out) -> Path:
         f"A typed message-passing network (docs/meta.md): hidden size {arch['hidden']}, {arch['num_steps']} rounds "
         f"with shared weights, {arch['form']} lambda per latent element; "
         f"{arch['num_node_features']} node and {arch['num_element_features']} element feature columns of "
-        "`autoreparam.graph`.", "",
+        "`autoreparam.graph`."
+        + (f" The file holds an ensemble of {len(members)} such networks, trained alike with seeds "
+           f"{', '.join(str(m.get('seed')) for m in members)}; the prediction is the mean of their lambda "
+           "(`meta/ensemble.py`)." if len(members) > 1 else ""), "",
         "## Training", "",
         f"- Corpus: `{record.get('corpus')}` (`autoreparam corpus --n {manifest.get('n')} --seed {manifest.get('seed')}`, "
         f"held-out family `{manifest.get('held_out_family')}`), train split; labels folders {record.get('labels')}.",
         f"- {record.get('num_models')} training programs, families {', '.join(record.get('families', []))}.",
-        f"- Seed {record.get('seed')}; configuration `{json.dumps(record.get('config', {}))}`.",
-        f"- Time: warm start {seconds.get('regression', 0):.0f} s, compiling the ELBO objectives "
-        f"{seconds.get('objective_compile', 0):.0f} s, ELBO phase {seconds.get('elbo', 0):.0f} s, on "
-        f"{record.get('machine')}.", "",
+        f"- Configuration (seed {members[0].get('seed')}; the others differ only in the seed): "
+        f"`{json.dumps(members[0].get('config', {}))}`.",
+    ]
+    for member in members:
+        seconds = member.get("seconds", {})
+        lines.append(f"- Seed {member.get('seed')}: warm start {seconds.get('regression', 0):.0f} s, compiling the "
+                     f"ELBO objectives {seconds.get('objective_compile', 0):.0f} s, ELBO phase "
+                     f"{seconds.get('elbo', 0):.0f} s, on {record.get('machine')}.")
+    lines += [
+        "",
         "## Evaluation (META.md has every table)", "",
         f"Protocol `{results.protocol.get('protocol', {}).get('name', '?')}` on `{results.protocol.get('machine', '?')}`; "
         "the section \"Not run\" of META.md lists what this evaluation did not reach.", "",

@@ -1,4 +1,4 @@
-"""``autoreparam meta ...``: labels, train, evaluate, report (docs/meta.md).
+"""``autoreparam meta ...``: labels, train, ensemble, evaluate, report (docs/meta.md).
 
 Every command is resumable: it writes one file per finished unit of work and skips finished units.
 """
@@ -68,6 +68,13 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
+def cmd_ensemble(args) -> int:
+    from autoreparam.meta.weights import save_ensemble
+
+    print(save_ensemble(args.out, [s for s in args.networks.split(",") if s]))
+    return 0
+
+
 def cmd_report(args) -> int:
     from autoreparam.meta_eval.report import write_report
 
@@ -118,6 +125,13 @@ def add_meta_commands(sub) -> None:
     proto.add_argument("--seed", type=int, default=0)
     proto.add_argument("--quiet", action="store_true")
     proto.set_defaults(func=cmd_prototype)
+
+    ensemble = commands.add_parser("ensemble", help="stack networks trained with different seeds into one "
+                                                    "(their lambda averaged)")
+    ensemble.add_argument("--networks", required=True,
+                          help="comma-separated network stems, e.g. RUN/seed_0/meta_gnn,RUN/seed_1/meta_gnn")
+    ensemble.add_argument("--out", required=True, help="stem of the ensemble, e.g. src/autoreparam/meta/weights/meta_gnn")
+    ensemble.set_defaults(func=cmd_ensemble)
 
     evaluate = commands.add_parser("evaluate", help="META.md's measurements: funnel grid, held-out, zoo, timing")
     evaluate.add_argument("--out", required=True, help="results folder (resumable)")

@@ -13,7 +13,7 @@ import numpy as np
 
 from autoreparam.meta.files import write_text
 from autoreparam.meta_eval import figures
-from autoreparam.meta_eval.collect import Results, best_fixed, ess, errors, lambda_of, regret, section3_error
+from autoreparam.meta_eval.collect import Results, best_fixed, ess, errors, regret, section3_error
 from autoreparam.meta_eval.protocol import METHOD_NAMES, METHODS
 from autoreparam.meta_eval.targets import _fmt, targets
 
@@ -138,8 +138,9 @@ def _seeds(results: Results) -> list[str]:
                      f"{int(np.sum(regrets < -0.5))} of {regrets.size}", _fmt(np.nanmin(regrets)),
                      _fmt(np.nanmedian(funnel_regrets)) if funnel_regrets.size else "n/a"])
     return (["## Stability over training seeds", "",
-             "`meta` is the shipped network (seed 0, after both phases); `seed_1`, `seed_2` are the same training "
-             "with other seeds, and `.../warm_start` the networks after the warm start alone (the ablation of the "
+             "`meta` is the evaluated network (the shipped one: the ensemble of the training seeds, their lambda "
+             "averaged, `meta/ensemble.py`); `seed_0`, `seed_1`, ... are single networks of the same training with "
+             "different seeds, and `.../warm_start` the networks after the warm start alone (the ablation of the "
              "ELBO phase). Each is scored by the ELBO of its centring (q fitted, no NUTS) on the same models.", ""]
             + _table(["network", "Section 3 error", "median ELBO - best fixed (held-out + zoo)", "models below -0.5 nat",
                       "worst", "funnel: median ELBO - best fixed"], body) + [""])
