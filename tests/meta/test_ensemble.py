@@ -61,3 +61,4 @@ def test_members_of_other_architectures_or_runs_are_refused(tmp_path):
     save_network(tmp_path / "b", small_network(seed=1), {"corpus": "two"})
     with pytest.raises(DataError, match="different corpus"):
         save_ensemble(tmp_path / "ab", [tmp_path / "a", tmp_path / "b"])
+

@@ -136,7 +136,7 @@ def add_meta_commands(sub) -> None:
     evaluate = commands.add_parser("evaluate", help="META.md's measurements: funnel grid, held-out, zoo, timing")
     evaluate.add_argument("--out", required=True, help="results folder (resumable)")
     evaluate.add_argument("--corpus", default=None, help="corpus whose held-out splits are evaluated")
-    evaluate.add_argument("--protocol", default="cpu", choices=["cpu", "short", "tiny", "full"])
+    evaluate.add_argument("--protocol", default="cpu", choices=["cpu", "short", "short_3", "tiny", "full"])
     evaluate.add_argument("--network", default=None, help="network stem (default: the shipped weights)")
     evaluate.add_argument("--seed-networks", default=None, help="comma-separated stems of other training seeds")
     evaluate.add_argument("--prototype", default=None, help="prototype stem (default: the shipped one)")

@@ -68,6 +68,10 @@ PROTOCOLS = {
     "short": EvalProtocol(name="short", funnel_nuts=NUTSRuns(num_warmup=300, num_samples=700),
                           model_nuts=NUTSRuns(num_warmup=300, num_samples=700), held_out_per_split=1,
                           timing_samples=500),
+    # The same runs with three held-out models per split (nine): one per split is thin evidence.
+    "short_3": EvalProtocol(name="short_3", funnel_nuts=NUTSRuns(num_warmup=300, num_samples=700),
+                            model_nuts=NUTSRuns(num_warmup=300, num_samples=700), held_out_per_split=3,
+                            timing_samples=500),
     "full": EvalProtocol(name="full", funnel_nuts=NUTSRuns(num_warmup=1000, num_samples=10000, seeds=(0, 1, 2)),
                          model_nuts=NUTSRuns(num_warmup=1000, num_samples=2000, seeds=(0, 1)),
                          held_out_per_split=15, timing_samples=2000),
