@@ -5,7 +5,9 @@ German credit ELBO gains of 8.7, 4.0 and 4.7 nat (META.md, "Stability over train
 seed is best depends on the model. Averaging the members' predictions (a deep ensemble,
 Lakshminarayanan, Pritzel & Blundell 2017, Section 2.4: the mixture's mean) removes the arbitrary
 choice of one seed and the part of the error that varies between seeds; it costs one forward pass per
-member, a few milliseconds against the graph's probes.
+member, a few milliseconds against the graph's probes. Averaging lambda is not averaging ELBOs:
+where members disagree widely the mean can be worse than most of them (German credit's beta: 0.46,
+0.12 and 0.15 average to 0.24, whose NUTS run diverged; docs/meta_reading.md).
 
 ``MetaEnsemble`` stacks its members' arrays along a leading axis (one module, one compiled program,
 ``equinox.filter_vmap`` over members) and returns logits like `MetaGNN`, so every caller of a network
