@@ -28,7 +28,7 @@ from autoreparam.reliability.statistics import holm
 from autoreparam.reparam.selection import select_sites
 from autoreparam.reparam.sites import analyse_model
 
-FUZZ_ALPHA = 0.001  # family-wise per check; about 150 checks, so ~0.15 false failures expected in all
+FUZZ_ALPHA = 0.001  # family-wise per check; about 2,000 sampling checks so far, so ~2 chance failures expected in all
 NUM_REFERENCE = 4000  # i.i.d. prior draws per program
 
 
