@@ -11,6 +11,15 @@ from autoreparam.meta_eval.collect import Results
 from autoreparam.meta_eval.targets import targets
 
 
+def _others_differ(members: list[dict]) -> str:
+    """How the other members' configurations differ from the first's: only in the seed, or more."""
+    if len(members) < 2:
+        return ""
+    strip = [{k: v for k, v in m.get("config", {}).items() if k != "seed"} for m in members]
+    return ("; the others differ only in the seed" if all(c == strip[0] for c in strip[1:])
+            else "; the others' configurations differ, see the JSON card")
+
+
 def write_model_card(stem, results_dir, out) -> Path:
     stem = Path(stem)
     card = json.loads(stem.with_suffix(".json").read_text())
@@ -36,7 +45,7 @@ def write_model_card(stem, results_dir, out) -> Path:
         f"- Corpus: `{record.get('corpus')}` (`autoreparam corpus --n {manifest.get('n')} --seed {manifest.get('seed')}`, "
         f"held-out family `{manifest.get('held_out_family')}`), train split; labels folders {record.get('labels')}.",
         f"- {record.get('num_models')} training programs, families {', '.join(record.get('families', []))}.",
-        f"- Configuration (seed {members[0].get('seed')}; the others differ only in the seed): "
+        f"- Configuration (seed {members[0].get('seed')}{_others_differ(members)}): "
         f"`{json.dumps(members[0].get('config', {}))}`.",
     ]
     for member in members:
