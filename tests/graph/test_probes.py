@@ -108,3 +108,30 @@ def test_a_second_graph_reuses_the_probe_program_with_its_own_data():
     np.testing.assert_array_equal(reused.element_features, fresh.element_features)
     first = model_graph(eight_schools, SIGMA, y=Y)
     assert not np.array_equal(first.element_features, fresh.element_features)
+
+
+def test_site_records_come_from_one_compiled_program_that_reads_each_calls_data():
+    """`trace_sites` runs the model as one jitted program kept per model and data layout: a second call
+    with new data of the same shapes must record that data (and the same prior draw), with no new program,
+    and a scaled site (handlers.scale) keeps its log-likelihood scale."""
+    from numpyro import handlers
+
+    from autoreparam.graph import program
+
+    first = {s.name: s for s in program.trace_sites(eight_schools, (SIGMA,), {"y": Y})}
+    programs = len(program._SITE_PROGRAMS)
+    second = {s.name: s for s in program.trace_sites(eight_schools, (SIGMA,), {"y": -Y})}
+    assert len(program._SITE_PROGRAMS) == programs
+    np.testing.assert_array_equal(second["y"].value, -Y)
+    np.testing.assert_array_equal(first["y"].value, Y)
+    np.testing.assert_array_equal(first["theta"].value, second["theta"].value)  # the seed decides the draw
+    assert first["theta"].shape == (8,) and first["y"].observed and not first["mu"].observed
+
+    def scaled(y):
+        mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        with handlers.scale(scale=4.0):
+            numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
+
+    records = {s.name: s for s in program.trace_sites(scaled, (np.zeros(3, dtype=np.float32),), {})}
+    assert records["y"].log_likelihood_scale == pytest.approx(np.log(4.0))
+    assert records["mu"].log_likelihood_scale == 0.0

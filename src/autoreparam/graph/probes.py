@@ -113,15 +113,18 @@ def _points(model, args, kwargs, latents: list[SiteRecord]) -> tuple:
         # must become the probe error below, which names the site, not a bare ValueError.
         with handlers.block(), numpyro.validation_enabled(False):
             runs.append(handlers.trace(substituted).get_trace(*args, **kwargs))
-    for site in latents:
-        if not np.all(np.isfinite(np.asarray(runs[0][site.name]["value"]))):
-            raise ModelError(f"site '{site.name}': its prior centre is not finite (e.g. a mean that does not "
-                             "exist); the probes need one")
     points = []
     for site in latents:
         stacked = jnp.stack([jnp.asarray(run[site.name]["value"]) for run in runs])
         points.append(jnp.log(stacked) if _log_coordinate(site) else stacked)
     return tuple(points)
+
+
+def _check_centres(latents: list[SiteRecord], points) -> None:
+    for site, point in zip(latents, points):
+        if not np.all(np.isfinite(np.asarray(point[0]))):
+            raise ModelError(f"site '{site.name}': its prior centre is not finite (e.g. a mean that does not "
+                             "exist); the probes need one")
 
 
 def _probe_function(model, args, kwargs, latents: list[SiteRecord], seed: int) -> Callable:
@@ -218,27 +221,30 @@ MAX_PROBE_PROGRAMS = 64
 
 
 def _probe_program(model, args, kwargs, latents: list[SiteRecord], seed: int) -> Callable:
-    """``points -> probes``, jitted with the data's arrays as arguments and kept per process.
+    """``() -> (points, probes)``, jitted with the data's arrays as arguments and kept per process.
 
     The data are arguments, not constants, so a second graph of the same model (a new seed, new data
     of the same shapes, ``predict_parameterisation`` called again) reuses the compiled program: on
     eight schools a repeat build fell from 0.30 s to 0.011 s (``benchmarks/graph_build.py``,
-    docs/graph.md). The key holds everything the traced function depends on besides its arguments.
+    docs/graph.md). The prior points are computed inside it too: run op by op in a fresh process,
+    each distinct operation of the model compiled on its own. The key holds everything the traced
+    function depends on besides its arguments.
     """
     data = ModelData.for_model(model, tuple(args), dict(kwargs))
     layout = tuple((s.name, s.distribution, s.family, s.parameters, s.shape, s.event_dim) for s in latents)
     key = (model, data.key, layout, seed)
     program = _PROBE_PROGRAMS.get(key)
     if program is None:
-        def probes(arrays, points):
+        def probes(arrays):
             bound_args, bound_kwargs = data.rebuild(arrays)
-            return jax.vmap(_probe_function(model, bound_args, bound_kwargs, latents, seed))(points)
+            points = _points(model, bound_args, bound_kwargs, latents)
+            return points, jax.vmap(_probe_function(model, bound_args, bound_kwargs, latents, seed))(points)
 
         program = _PROBE_PROGRAMS[key] = jax.jit(probes)
         while len(_PROBE_PROGRAMS) > MAX_PROBE_PROGRAMS:
             _PROBE_PROGRAMS.popitem(last=False)
     _PROBE_PROGRAMS.move_to_end(key)
-    return lambda points: program(data.arrays, points)
+    return lambda: program(data.arrays)
 
 
 def probe_elements(model, args, kwargs, latents: list[SiteRecord], seed: int = 0) -> list[np.ndarray]:
@@ -246,8 +252,8 @@ def probe_elements(model, args, kwargs, latents: list[SiteRecord], seed: int = 0
 
     ``seed`` only seeds Hutchinson's probe vectors (large sites); the probe points are deterministic.
     """
-    points = _points(model, args, kwargs, latents)
-    results = jax.device_get(_probe_program(model, args, kwargs, latents, seed)(points))
+    points, results = jax.device_get(_probe_program(model, args, kwargs, latents, seed)())
+    _check_centres(latents, points)
     features = []
     for site, (scale, loc, curvature) in zip(latents, results):
         rows = _element_features(site, *(np.asarray(a, dtype=np.float64) for a in (scale, loc, curvature)))

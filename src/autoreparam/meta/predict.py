@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 import equinox as eqx
 import numpy as np
 
+from autoreparam import compilation_cache
 from autoreparam.errors import SiteError
 from autoreparam.graph import ModelGraph, model_graph
 from autoreparam.graph.types import NodeType
@@ -115,7 +116,12 @@ def predict_graph(graph: ModelGraph, network: Network | None = None) -> MetaPred
 
 
 def predict(model: Callable, *args, network: Network | None = None, seed: int = 0, **kwargs) -> MetaPrediction:
-    """Build ``model(*args, **kwargs)``'s graph and run the network on it (no fitting, no sampling)."""
+    """Build ``model(*args, **kwargs)``'s graph and run the network on it (no fitting, no sampling).
+
+    Like ``infer``, it switches on the persistent compilation cache (`autoreparam.compilation_cache`),
+    so that a new process reuses the compiled probe and network programs of an earlier one.
+    """
+    compilation_cache.ensure()
     start = time.perf_counter()
     graph = model_graph(model, *args, seed=seed, **kwargs)
     graph_seconds = time.perf_counter() - start
