@@ -209,7 +209,8 @@ def infer(
                 fits = {"meta": dataclasses.replace(fits["given"], label="meta")}
         spaces, decision = _spaces(method, fits, vi)
         if kernel == "nuts":
-            chains = sample_nuts(coords, spaces[0], num_chains, nuts_config, seed, progress=bar)
+            chains = sample_nuts(coords, spaces[0], num_chains, nuts_config, seed, progress=bar,
+                                 fitted_metric=not no_fit)
         else:
             config = HMCConfig(num_warmup=num_warmup, num_samples=num_samples, step_size_rule=step_size_rule,
                                target_accept=target_accept)

@@ -109,7 +109,14 @@ def sample_hmc(
     return chains, oracle
 
 
-def sample_nuts(coords: Coordinates, fit: VIFit, num_chains: int, config: NUTSConfig, seed: int, progress=None):
-    """NUTS from draws of q, with q's variances seeding the window adaptation's mass matrix."""
+def sample_nuts(coords: Coordinates, fit: VIFit, num_chains: int, config: NUTSConfig, seed: int, progress=None,
+                fitted_metric: bool = True):
+    """NUTS from draws of q, with q's variances seeding the window adaptation's mass matrix.
+
+    ``fitted_metric=False``: ``fit`` is a start without a fit (unit scales, ``meta.start``); with
+    ``config.initial_metric == "gradient"`` the warm-up then starts from 1 / |gradient| instead.
+    """
     sampler = NUTSSampler(coords, config)
-    return sampler.run(fit.parameterisation, fit.scale**2, draws_from_q(fit, num_chains, seed), seed, progress=progress)
+    from_gradient = not fitted_metric and config.initial_metric == "gradient"
+    return sampler.run(fit.parameterisation, fit.scale**2, draws_from_q(fit, num_chains, seed), seed, progress=progress,
+                       metric_from_gradient=from_gradient)

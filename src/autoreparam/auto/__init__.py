@@ -113,14 +113,20 @@ class _Run:
         self.gradients = {"warmup": 0, "pilots": 0, "sampling": 0}  # every chain's, every transition run
         self.notes: list[str] = []
 
-    def segments(self, phase, param, chains, codes, source=None, target=None, stop=None):
-        """Run ``codes``; ``stop(draws so far) -> reason or None`` may end the run after any segment."""
+    def segments(self, phase, param, chains, codes, source=None, target=None, stop=None, fresh_metric=False):
+        """Run ``codes``; ``stop(draws so far) -> reason or None`` may end the run after any segment.
+
+        ``fresh_metric``: the chains start without a metric of their own; with ``NUTSConfig.initial_metric
+        == "gradient"`` the first segment sets it from the log density's gradient (``mcmc.segments``).
+        """
         parts, reason = [], None
+        from_gradient = fresh_metric and self.config.initial_metric == "gradient"
         for start in range(0, len(codes), self.sampler.segment_length):
             part_codes = codes[start:start + self.sampler.segment_length]
             chains, draws, seconds = self.sampler.run(param, chains, part_codes, source=source,
-                                                      progress=self.progress, target_accept=target)
-            source = None
+                                                      progress=self.progress, target_accept=target,
+                                                      metric_from_gradient=from_gradient)
+            source, from_gradient = None, False
             self.timing["compile"] += seconds["compile"]
             self.timing[phase] += seconds["run"]
             self.gradients[phase] += int(np.sum(draws.steps))
@@ -156,15 +162,16 @@ def run_auto(coords: Coordinates, free_init: dict, init_values: dict, num_chains
     param = run.lambda_at(coords.ravel_original(init_values)[None]) if plan.sites else centred
     chains = run.sampler.start(_start_positions(coords, free_init, num_chains, seed), np.ones(coords.dim), 1.0, seed)
     codes = warmup_codes(config.num_warmup)
-    warm_parts, done, source = [], 0, centred
+    warm_parts, done, source, fresh = [], 0, centred, True
     for switch, window_start in (rule_switches(codes, run.sampler.segment_length) if plan.sites else []):
-        chains, part, _ = run.segments("warmup", param, chains, codes[done:switch], source=source)
+        chains, part, _ = run.segments("warmup", param, chains, codes[done:switch], source=source, fresh_metric=fresh)
+        fresh = False
         warm_parts.append(part)
         window = part.draws[:, window_start - done:switch - done]
         learnt = run.lambda_at(window.reshape(-1, coords.original_dim))
         source = param if _differs(learnt, param) else None
         param, done = learnt, switch
-    chains, part, _ = run.segments("warmup", param, chains, codes[done:], source=source)
+    chains, part, _ = run.segments("warmup", param, chains, codes[done:], source=source, fresh_metric=fresh)
     warm_parts.append(part)
     warm = join(warm_parts)
     surplus = SegmentDraws(*(a[:, config.num_warmup:] for a in warm))  # whole segments past the warm-up
@@ -253,7 +260,8 @@ def _alternative(run: _Run, label, param, source, chains, length, best: PilotSco
         return None
 
     trial = run.sampler.restart_adaptation(chains, np.ones(run.coords.dim))
-    trial, adapt, why = run.segments("pilots", param, trial, warmup_codes(READAPT), source=source, stop=hopeless)
+    trial, adapt, why = run.segments("pilots", param, trial, warmup_codes(READAPT), source=source, stop=hopeless,
+                                     fresh_metric=True)
     cost["gradients"] += float(np.sum(adapt.steps))
     if why is None:
         trial, pilot, why = run.segments("pilots", param, trial, sample_codes(length), stop=hopeless)

@@ -100,6 +100,10 @@ class NUTSConfig:
     adaptation: str = "pooled"
     # Each transition's step size is s * U(1 - j, 1 + j) (Neal 2011, Section 5.4.2.2), per chain.
     step_jitter: float = 0.0
+    # The metric of a warm-up that starts without one (``auto``, ``meta``): "gradient" sets the first
+    # diagonal inverse mass matrix to 1 / |gradient| at the start (nutpie's; ``mcmc.segments``),
+    # "unit" leaves the identity. A metric from a variational fit (q's variances) is always kept.
+    initial_metric: str = "gradient"
 
     def __post_init__(self):
         _positive("num_warmup", self.num_warmup)
@@ -109,6 +113,8 @@ class NUTSConfig:
             raise ArgumentError(f"target_accept must lie in (0, 1), got {self.target_accept}")
         if not 0.0 <= self.step_jitter < 1.0:
             raise ArgumentError(f"step_jitter must lie in [0, 1), got {self.step_jitter}")
+        if self.initial_metric not in ("gradient", "unit"):
+            raise ArgumentError(f"initial_metric must be 'gradient' or 'unit', got '{self.initial_metric}'")
         if self.adaptation not in NUTS_ADAPTATIONS:
             raise ArgumentError(f"adaptation must be one of {NUTS_ADAPTATIONS}, got '{self.adaptation}'")
 

@@ -68,11 +68,17 @@ class NUTSSampler:
     def num_compilations(self) -> int:
         return self.segments.num_compilations
 
-    def run(self, param: Parameterisation, inverse_mass, init_positions, seed: int, progress=None) -> ChainResult:
-        """Warm up ``init_positions`` (chains, dim) and draw ``config.num_samples`` per chain."""
+    def run(self, param: Parameterisation, inverse_mass, init_positions, seed: int, progress=None,
+            metric_from_gradient: bool = False) -> ChainResult:
+        """Warm up ``init_positions`` (chains, dim) and draw ``config.num_samples`` per chain.
+
+        ``metric_from_gradient``: ``inverse_mass`` is no estimate (a start without a fit); the warm-up's
+        first metric is then 1 / |gradient| at the start (``segments.gradient_inverse_mass``).
+        """
         config = self.config
         chains = self.segments.start(init_positions, inverse_mass, 1.0, seed)
-        chains, warm, warm_seconds = self.segments.run(param, chains, warmup_codes(config.num_warmup), progress=progress)
+        chains, warm, warm_seconds = self.segments.run(param, chains, warmup_codes(config.num_warmup),
+                                                       progress=progress, metric_from_gradient=metric_from_gradient)
         # Transitions past the warm-up that completed its last segment are draws already.
         surplus = SegmentDraws(*(a[:, config.num_warmup:] for a in warm))
         warm = SegmentDraws(*(a[:, : config.num_warmup] for a in warm))
