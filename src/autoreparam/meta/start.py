@@ -4,10 +4,10 @@ NUTS's window adaptation (Stan's scheme) tunes the step size and a diagonal mass
 q is needed only for starting points and a first guess of the mass matrix. Stan starts from
 ``uniform(-2, 2)`` in unconstrained space with a unit metric; here every chain starts at the model's
 initial values (the prior median of 15 draws, `autoreparam.initial`), moved into the predicted
-coordinates, plus a standard normal perturbation. Its unit scales are no estimate: NUTS's warm-up
-starts from 1 / |gradient| at the chains' starts instead (``NUTSConfig.initial_metric``, nutpie's
-first metric; ``infer`` passes ``fitted_metric=False``). This is a `VIFit` in form only: its ``elbo``
-is NaN and ``label`` says it is not a fit.
+coordinates, plus a standard normal perturbation, with a unit initial metric (``infer`` passes
+``fitted_metric=False``, so ``NUTSConfig(initial_metric="gradient")`` would start NUTS's warm-up
+from 1 / |gradient| instead; measured for ``auto`` and not the default). This is a `VIFit` in form
+only: its ``elbo`` is NaN and ``label`` says it is not a fit.
 """
 
 from __future__ import annotations
