@@ -40,7 +40,8 @@ MODES = {"per_chain": {"adaptation": "per_chain"}, "pooled": {"adaptation": "poo
          # The first metric of the warm-up (NUTSConfig.initial_metric): identity, or 1 / |gradient| at the
          # start. "pooled" is whatever the default is; before initial_metric existed it was the identity.
          "pooled_unit_metric": {"adaptation": "pooled", "initial_metric": "unit"},
-         "pooled_gradient_metric": {"adaptation": "pooled", "initial_metric": "gradient"}}
+         "pooled_gradient_metric": {"adaptation": "pooled", "initial_metric": "gradient"},
+         "pooled_stiff_metric": {"adaptation": "pooled", "initial_metric": "stiff"}}
 BASELINE = "per_chain"  # ``--baseline`` changes it
 
 

@@ -113,10 +113,9 @@ def sample_nuts(coords: Coordinates, fit: VIFit, num_chains: int, config: NUTSCo
                 fitted_metric: bool = True):
     """NUTS from draws of q, with q's variances seeding the window adaptation's mass matrix.
 
-    ``fitted_metric=False``: ``fit`` is a start without a fit (unit scales, ``meta.start``); with
-    ``config.initial_metric == "gradient"`` the warm-up then starts from 1 / |gradient| instead.
+    ``fitted_metric=False``: ``fit`` is a start without a fit (unit scales, ``meta.start``); the warm-up's
+    first metric then follows ``config.initial_metric`` (``mcmc.segments.metric_bound``).
     """
     sampler = NUTSSampler(coords, config)
-    from_gradient = not fitted_metric and config.initial_metric == "gradient"
     return sampler.run(fit.parameterisation, fit.scale**2, draws_from_q(fit, num_chains, seed), seed, progress=progress,
-                       metric_from_gradient=from_gradient)
+                       metric_from_gradient=not fitted_metric)

@@ -116,11 +116,11 @@ class _Run:
     def segments(self, phase, param, chains, codes, source=None, target=None, stop=None, fresh_metric=False):
         """Run ``codes``; ``stop(draws so far) -> reason or None`` may end the run after any segment.
 
-        ``fresh_metric``: the chains start without a metric of their own; with ``NUTSConfig.initial_metric
-        == "gradient"`` the first segment sets it from the log density's gradient (``mcmc.segments``).
+        ``fresh_metric``: the chains start without a metric of their own; the first segment sets it as
+        ``NUTSConfig.initial_metric`` says, from the log density's gradient (``mcmc.segments``).
         """
         parts, reason = [], None
-        from_gradient = fresh_metric and self.config.initial_metric == "gradient"
+        from_gradient = fresh_metric
         for start in range(0, len(codes), self.sampler.segment_length):
             part_codes = codes[start:start + self.sampler.segment_length]
             chains, draws, seconds = self.sampler.run(param, chains, part_codes, source=source,

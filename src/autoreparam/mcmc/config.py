@@ -8,6 +8,7 @@ from autoreparam.errors import ArgumentError
 
 STEP_SIZE_RULES = ("window", "sign", "dual_averaging")
 NUTS_ADAPTATIONS = ("per_chain", "pooled", "pooled_step")
+INITIAL_METRICS = ("unit", "gradient", "stiff")
 PAPER_L_GRID = (1, 2, 4, 8, 16, 32, 64, 128)
 
 
@@ -100,13 +101,18 @@ class NUTSConfig:
     adaptation: str = "pooled"
     # Each transition's step size is s * U(1 - j, 1 + j) (Neal 2011, Section 5.4.2.2), per chain.
     step_jitter: float = 0.0
-    # The metric of a warm-up that starts without one (``auto``, ``meta``): "unit" keeps the identity;
-    # "gradient" sets the first diagonal inverse mass matrix to 1 / |gradient| at the start (nutpie's;
-    # ``mcmc.segments``). A metric from a variational fit (q's variances) is always kept. "gradient"
-    # is measured and not the default (benchmarks/results/initial_metric/README.md): 1.41x ESS per
-    # second on electric and 1.34x on election '88, but 0.75x on German credit and 0.84x on radon ND
-    # over 7 seeds, and eight schools' runs diverged more often (25 against 10 in 7 seeds).
-    initial_metric: str = "unit"
+    # The metric of a warm-up that starts without one (``auto``, ``meta``, ``auto``'s CP and NCP
+    # alternatives; ``mcmc.segments``). A metric from a variational fit (q's variances) is always kept.
+    # - "stiff" (default): the identity, except elements whose 1 / |gradient| at the start is below
+    #   ``segments.STIFF_INVERSE_MASS`` (coordinates about 100 times narrower than unit scale) take it.
+    #   On electric the warm-up's seconds fell 2.0x to 5.7x; on the ten other zoo models no element is
+    #   that stiff and the draws are identical to "unit"'s (benchmarks/results/stiff_metric/).
+    # - "unit": the identity (Stan's, NumPyro's).
+    # - "gradient": 1 / |gradient| at the start for every element (nutpie's). Measured and not the
+    #   default (benchmarks/results/initial_metric/README.md): 1.41x ESS per second on electric and
+    #   1.34x on election '88, but 0.75x on German credit and 0.84x on radon ND over 7 seeds, and eight
+    #   schools' runs diverged more often (25 against 10 in 7 seeds).
+    initial_metric: str = "stiff"
 
     def __post_init__(self):
         _positive("num_warmup", self.num_warmup)
@@ -116,8 +122,8 @@ class NUTSConfig:
             raise ArgumentError(f"target_accept must lie in (0, 1), got {self.target_accept}")
         if not 0.0 <= self.step_jitter < 1.0:
             raise ArgumentError(f"step_jitter must lie in [0, 1), got {self.step_jitter}")
-        if self.initial_metric not in ("gradient", "unit"):
-            raise ArgumentError(f"initial_metric must be 'gradient' or 'unit', got '{self.initial_metric}'")
+        if self.initial_metric not in INITIAL_METRICS:
+            raise ArgumentError(f"initial_metric must be one of {INITIAL_METRICS}, got '{self.initial_metric}'")
         if self.adaptation not in NUTS_ADAPTATIONS:
             raise ArgumentError(f"adaptation must be one of {NUTS_ADAPTATIONS}, got '{self.adaptation}'")
 

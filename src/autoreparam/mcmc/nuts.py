@@ -73,7 +73,8 @@ class NUTSSampler:
         """Warm up ``init_positions`` (chains, dim) and draw ``config.num_samples`` per chain.
 
         ``metric_from_gradient``: ``inverse_mass`` is no estimate (a start without a fit); the warm-up's
-        first metric is then 1 / |gradient| at the start (``segments.gradient_inverse_mass``).
+        first metric then takes elements of 1 / |gradient| at the start as ``config.initial_metric`` says
+        (``segments.metric_bound``).
         """
         config = self.config
         chains = self.segments.start(init_positions, inverse_mass, 1.0, seed)

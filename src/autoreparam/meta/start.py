@@ -5,8 +5,8 @@ q is needed only for starting points and a first guess of the mass matrix. Stan 
 ``uniform(-2, 2)`` in unconstrained space with a unit metric; here every chain starts at the model's
 initial values (the prior median of 15 draws, `autoreparam.initial`), moved into the predicted
 coordinates, plus a standard normal perturbation, with a unit initial metric (``infer`` passes
-``fitted_metric=False``, so ``NUTSConfig(initial_metric="gradient")`` would start NUTS's warm-up
-from 1 / |gradient| instead; measured for ``auto`` and not the default). This is a `VIFit` in form
+``fitted_metric=False``, so NUTS's warm-up takes its first metric from ``NUTSConfig.initial_metric``:
+by default the identity, with the elements the gradient at the start shows to be stiff set from it). This is a `VIFit` in form
 only: its ``elbo`` is NaN and ``label`` says it is not a fit.
 """
 
