@@ -41,18 +41,24 @@ MODES = {"per_chain": {"adaptation": "per_chain"}, "pooled": {"adaptation": "poo
          # start. "pooled" is whatever the default is; before initial_metric existed it was the identity.
          "pooled_unit_metric": {"adaptation": "pooled", "initial_metric": "unit"},
          "pooled_gradient_metric": {"adaptation": "pooled", "initial_metric": "gradient"},
-         "pooled_stiff_metric": {"adaptation": "pooled", "initial_metric": "stiff"}}
+         "pooled_stiff_metric": {"adaptation": "pooled", "initial_metric": "stiff"},
+         # The mean acceptance the step size adapts to (``infer``'s ``target_accept``, default 0.8).
+         "pooled_accept_0.85": {"adaptation": "pooled", "target_accept": 0.85},
+         "pooled_accept_0.9": {"adaptation": "pooled", "target_accept": 0.9}}
+INFER_SETTINGS = ("target_accept",)  # keys of a mode passed to ``infer``, not to NUTSConfig
 BASELINE = "per_chain"  # ``--baseline`` changes it
 
 
 def call(problem, mode: str, chains: int, seed: int, warmup: int, samples: int) -> dict:
-    INFER_MODULE.NUTSConfig = functools.partial(NUTSConfig, **MODES[mode])
+    settings = {k: v for k, v in MODES[mode].items() if k in INFER_SETTINGS}
+    INFER_MODULE.NUTSConfig = functools.partial(
+        NUTSConfig, **{k: v for k, v in MODES[mode].items() if k not in INFER_SETTINGS})
     try:
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             result = ar.infer(problem.model, *problem.args, method="auto", num_chains=chains, num_warmup=warmup,
-                              num_samples=samples, seed=seed, progress=False, **problem.kwargs)
+                              num_samples=samples, seed=seed, progress=False, **settings, **problem.kwargs)
         total = time.perf_counter() - start
     finally:
         INFER_MODULE.NUTSConfig = NUTSConfig
