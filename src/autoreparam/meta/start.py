@@ -6,8 +6,8 @@ q is needed only for starting points and a first guess of the mass matrix. Stan 
 initial values (the prior median of 15 draws, `autoreparam.initial`), moved into the predicted
 coordinates, plus a standard normal perturbation, with a unit initial metric (``infer`` passes
 ``fitted_metric=False``, so NUTS's warm-up takes its first metric from ``NUTSConfig.initial_metric``:
-by default the identity, with the elements the gradient at the start shows to be stiff set from it). This is a `VIFit` in form
-only: its ``elbo`` is NaN and ``label`` says it is not a fit.
+by default the identity, with the elements the gradient at the start shows to be stiff set from it).
+This is a `VIFit` in form only: its ``elbo`` is NaN and ``label`` says it is not a fit.
 """
 
 from __future__ import annotations
