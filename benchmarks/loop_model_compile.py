@@ -42,12 +42,15 @@ from pathlib import Path
 _MODEL = r"""
 import numpy as np, jax, jax.numpy as jnp, numpyro, numpyro.distributions as dist
 T = STEPS
-def sv_loop(y):
+def first_day(y):
     mu = numpyro.sample("mu", dist.Normal(0.0, 2.0))
     phi = numpyro.sample("phi", dist.Uniform(-1.0, 1.0))
     sigma = numpyro.sample("sigma", dist.HalfNormal(1.0))
     h = numpyro.sample("h_0", dist.Normal(mu, sigma / jnp.sqrt(1 - phi**2)))
     numpyro.sample("y_0", dist.Normal(0.0, jnp.exp(h / 2)), obs=y[0])
+    return mu, phi, sigma, h
+def sv_loop(y):
+    mu, phi, sigma, h = first_day(y)
     for t in range(1, T):
         h = numpyro.sample(f"h_{t}", dist.Normal(mu + phi * (h - mu), sigma))
         numpyro.sample(f"y_{t}", dist.Normal(0.0, jnp.exp(h / 2)), obs=y[t])
@@ -101,11 +104,7 @@ _PROGRAMS["numpyro_half"] = _PROGRAMS["numpyro_ncp"].replace("LAMBDA = 0.0", "LA
 _SCAN_MODEL = r"""
 from numpyro.contrib.control_flow import scan
 def sv_scan(y):
-    mu = numpyro.sample("mu", dist.Normal(0.0, 2.0))
-    phi = numpyro.sample("phi", dist.Uniform(-1.0, 1.0))
-    sigma = numpyro.sample("sigma", dist.HalfNormal(1.0))
-    h0 = numpyro.sample("h_0", dist.Normal(mu, sigma / jnp.sqrt(1 - phi**2)))
-    numpyro.sample("y_0", dist.Normal(0.0, jnp.exp(h0 / 2)), obs=y[0])
+    mu, phi, sigma, h0 = first_day(y)
     def step(h, y_t):
         h = numpyro.sample("h", dist.Normal(mu + phi * (h - mu), sigma))
         numpyro.sample("y", dist.Normal(0.0, jnp.exp(h / 2)), obs=y_t)
