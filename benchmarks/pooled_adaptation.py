@@ -37,8 +37,8 @@ INFER_MODULE = sys.modules["autoreparam.infer"]  # the attribute ``autoreparam.i
 # The baseline first; every other mode is compared with it.
 MODES = {"per_chain": {"adaptation": "per_chain"}, "pooled": {"adaptation": "pooled"},
          "pooled_jitter": {"adaptation": "pooled", "step_jitter": 0.2}, "pooled_step": {"adaptation": "pooled_step"},
-         # The first metric of the warm-up (NUTSConfig.initial_metric): identity, or 1 / |gradient| at the
-         # start. "pooled" is whatever the default is; before initial_metric existed it was the identity.
+         # The first metric of a warm-up without a fit (NUTSConfig.initial_metric): the identity, 1 / |gradient|
+         # at the start, or the identity but for stiff elements. "pooled" runs whatever the default is then.
          "pooled_unit_metric": {"adaptation": "pooled", "initial_metric": "unit"},
          "pooled_gradient_metric": {"adaptation": "pooled", "initial_metric": "gradient"},
          "pooled_stiff_metric": {"adaptation": "pooled", "initial_metric": "stiff"},
@@ -106,7 +106,8 @@ def summarise(rows: list[dict], baseline: str = BASELINE) -> str:
             if mode != baseline:
                 ratios.setdefault(mode, []).append(ratio)
             lines.append(f"| {model} | {chains} | {mode} | {len(seeds)} | {ess_s(pick):.0f} | {ratio:.2f}x | "
-                         f"{ess_g(pick):.2f} | {ess_g(pick) / ess_g(base):.2f}x | {rate(pick) / rate(base):.2f}x | {np.mean([c['straggler'] for c in pick]):.2f} | "
+                         f"{ess_g(pick):.2f} | {ess_g(pick) / ess_g(base):.2f}x | {rate(pick) / rate(base):.2f}x | "
+                         f"{np.mean([c['straggler'] for c in pick]):.2f} | "
                          f"{'/'.join(str(c['divergences']) for c in pick)} | "
                          f"{max(c['max_r_hat'] for c in pick):.3f} |")
     lines.append("")

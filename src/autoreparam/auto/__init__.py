@@ -120,13 +120,12 @@ class _Run:
         ``NUTSConfig.initial_metric`` says, from the log density's gradient (``mcmc.segments``).
         """
         parts, reason = [], None
-        from_gradient = fresh_metric
         for start in range(0, len(codes), self.sampler.segment_length):
             part_codes = codes[start:start + self.sampler.segment_length]
             chains, draws, seconds = self.sampler.run(param, chains, part_codes, source=source,
                                                       progress=self.progress, target_accept=target,
-                                                      metric_from_gradient=from_gradient)
-            source, from_gradient = None, False
+                                                      metric_from_gradient=fresh_metric)
+            source, fresh_metric = None, False
             self.timing["compile"] += seconds["compile"]
             self.timing[phase] += seconds["run"]
             self.gradients[phase] += int(np.sum(draws.steps))

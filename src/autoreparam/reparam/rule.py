@@ -110,8 +110,11 @@ def rule_function(model: Callable, model_args: tuple, model_kwargs: dict, plan: 
             index, position, mask, weight = row
             # An exact row is the unit vector at ``position``; a probe row is Rademacher signs on
             # one site's block (``mask``), zero elsewhere: v * Hv on that block is Hutchinson's term.
-            signs = jax.random.rademacher(jax.random.fold_in(key, index), flat.shape).astype(flat.dtype)
-            vector = jnp.where(mask >= 0, signs * masks[mask], jax.nn.one_hot(position, flat.size, dtype=flat.dtype))
+            def probe():
+                signs = jax.random.rademacher(jax.random.fold_in(key, index), flat.shape)
+                return signs.astype(flat.dtype) * masks[mask]
+
+            vector = jax.lax.cond(mask >= 0, probe, lambda: jax.nn.one_hot(position, flat.size, dtype=flat.dtype))
             product = jax.jvp(gradient, (flat,), (vector,))[1]
             return total + weight * vector * product, None
 
@@ -187,6 +190,6 @@ def _probe_rows(sites, coordinates: dict) -> _Rows:
             mask_of += [len(masks)] * PROBE_VECTORS
             weights += [1.0 / PROBE_VECTORS] * PROBE_VECTORS
             masks.append(mask)
-    masks.append(np.zeros(offset, np.float32))  # index -1 of an exact row (never read: where picks one_hot)
+    masks.append(np.zeros(offset, np.float32))  # index -1 of an exact row (never read: cond picks one_hot)
     return _Rows(len(positions), np.asarray(positions, np.int32), np.asarray(mask_of, np.int32),
                  np.asarray(weights, np.float32), np.stack(masks))
