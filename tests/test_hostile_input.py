@@ -228,28 +228,34 @@ def test_scan_time_series_matches_the_exact_gaussian_posterior(walk):
     np.testing.assert_array_equal(walk.parameterisation["after"], 0.0)
 
 
-def test_sites_inside_scan_stay_centred_and_say_why(walk):
+def test_sites_inside_scan_are_reparameterised_step_by_step(walk):
     decisions = {d.name: d for d in walk.plan.decisions}
-    assert not decisions["walk"].reparameterise and "scan" in decisions["walk"].reason
-    assert decisions["after"].reparameterise and decisions["level"].reparameterise
+    assert all(decisions[name].reparameterise for name in ("level", "walk", "after"))
+    np.testing.assert_array_equal(walk.parameterisation["walk"], 0.0)
+    assert walk.parameterisation["walk"].shape == (len(Y_WALK),)
 
 
-def test_fit_vip_takes_list_data_and_learns_lambda_outside_the_scan_only():
+def test_fit_vip_takes_list_data_and_learns_lambda_inside_the_scan_too():
     result = ar.fit_vip(random_walk, Y_WALK.tolist(), sites="all", config=VI, discrete=False)
-    assert set(result.lam) == {"level", "after"}  # the walk, inside the scan, is not rewritten
+    assert set(result.lam) == {"level", "walk", "after"}
+    assert result.lam["walk"].shape == (len(Y_WALK),)  # one lambda per step
     assert all(0.0 <= float(np.min(lam)) and float(np.max(lam)) <= 1.0 for lam in result.lam.values())
     assert all(np.isfinite(fit.elbo) for fit in result.fits.values())
 
 
 def test_coordinate_maps_read_the_scan_values_they_set():
-    """After the scan, a non-centred site's location is the walk's last value as set, not a fresh draw."""
+    """Non-centred inside the scan, each step adds its scaled innovation to the previous step's value as
+    set; after the scan, a non-centred site's location is the walk's last value as set, not a fresh draw."""
     plan = ar.select_sites(ar.analyse_model(random_walk, Y_WALK), "all")
     coords = ar.Coordinates(random_walk, (Y_WALK,), {}, plan)
     param = ar.Parameterisation.non_centred(plan)
     u = {"level": jnp.asarray(0.3), "walk": jnp.asarray([1.0, -2.0, 0.5, 4.0]), "after": jnp.asarray(0.7)}
-    v, z, _ = coords.to_cp(u, param)
-    np.testing.assert_allclose(z["walk"], u["walk"])  # centred inside the scan: v = z = u
-    np.testing.assert_allclose(z["after"], u["walk"][-1] + u["after"], rtol=1e-6)
+    v, z, log_det = coords.to_cp(u, param)
+    walk = 0.3 + 0.5 * np.cumsum(u["walk"])  # step_scale 0.5
+    np.testing.assert_allclose(z["walk"], walk, rtol=1e-6)
+    np.testing.assert_allclose(z["after"], walk[-1] + u["after"], rtol=1e-6)
+    # log|det dv/du|: level's scale 1, each step's 0.5, after's 1.
+    np.testing.assert_allclose(log_det, len(Y_WALK) * np.log(0.5), rtol=1e-6)
     back, _, _ = coords.from_cp(v, param)
     for name in u:
         np.testing.assert_allclose(back[name], u[name], rtol=1e-6, atol=1e-6)
@@ -269,9 +275,33 @@ def test_a_site_named_like_another_sites_auxiliary_stays_centred_and_says_why():
     assert decisions["mu"].reparameterise
 
 
-def test_asking_to_reparameterise_a_site_inside_scan_is_an_error_naming_it():
-    with pytest.raises(SiteError, match="site 'walk'.*scan"):
-        ar.infer(random_walk, Y_WALK, method="ncp", sites=["walk"], **TINY)
+def reversed_walk(y):
+    def step(previous, y_t):
+        current = numpyro.sample("walk", dist.Normal(previous, 0.5))
+        numpyro.sample("y", dist.Normal(current, 1.0), obs=y_t)
+        return current, None
+
+    scan(step, numpyro.sample("level", dist.Normal(0.0, 1.0)), y, reverse=True)
+
+
+def test_a_site_inside_a_reversed_scan_stays_centred_and_says_why():
+    decisions = {d.name: d for d in ar.select_sites(ar.analyse_model(reversed_walk, Y_WALK), "all").decisions}
+    assert decisions["level"].reparameterise
+    assert not decisions["walk"].reparameterise and "reverse=True" in decisions["walk"].reason
+
+
+def test_asking_to_reparameterise_a_site_inside_a_reversed_scan_is_an_error_naming_it():
+    with pytest.raises(SiteError, match="site 'walk'.*reverse=True"):
+        ar.infer(reversed_walk, Y_WALK, method="ncp", sites=["walk"], **TINY)
+
+
+def test_the_rewrite_refuses_a_reversed_scan_site_it_is_handed_directly():
+    """The handler's own check, for a caller that bypasses site selection."""
+    from autoreparam.reparam.handlers import partially_centre_sites
+
+    rewritten = partially_centre_sites(reversed_walk, {"walk": (0.0, 0.0)})
+    with pytest.raises(SiteError, match="site 'walk'.*reverse=True"):
+        numpyro.handlers.trace(numpyro.handlers.seed(rewritten, rng_seed=0)).get_trace(Y_WALK)
 
 
 @pytest.mark.parametrize("method", ["vip", "ihmc"])

@@ -34,15 +34,17 @@ from numpyro.primitives import Messenger
 from autoreparam.errors import ArgumentError
 from autoreparam.model_data import ModelData
 from autoreparam.reparam.handlers import aux_name, decentre_site, reparameterise
+from autoreparam.reparam.in_scan import step_slice
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import ReparamPlan
 
 
 class _SetLatents(Messenger):
-    """Run the centred model, setting each latent from a per-site rule ``rule(name, fn) -> z``.
+    """Run the centred model, setting each latent from a per-site rule ``rule(name, fn, step) -> z``.
 
     The rule sees the site's distribution with every upstream latent already set, which is what makes
-    the maps exact for hierarchies whose priors depend on other latents.
+    the maps exact for hierarchies whose priors depend on other latents. ``step`` is None for a site
+    outside ``scan``.
     """
 
     def __init__(self, fn, names, rule):
@@ -51,22 +53,30 @@ class _SetLatents(Messenger):
 
     def process_message(self, msg):
         if msg["type"] == "sample" and not msg["is_observed"] and msg["name"] in self.names:
-            msg["value"] = self.rule(msg["name"], msg["fn"])
+            # Outside scan, and also for a scanned site when scan replays its stacked trace to us
+            # afterwards: its stacked distribution then holds every step's location and scale.
+            msg["value"] = self.rule(msg["name"], msg["fn"], None)
         elif msg["type"] == "control_flow":
             # numpyro.contrib.control_flow.scan runs its body under `block`; like `substitute`, hand it
-            # a substitution so every step reads the value we set. The rule gives the whole series and
-            # scan takes step i of it. Sites inside scan are never reparameterised (selection.py), so the
-            # rule only records values here, which the replay of the scanned sites then overwrites.
+            # a substitution so every step reads the value we set. Inside the body the rule only gives
+            # step i's value, so that later steps see it (a step's value is a tracer of the body, never
+            # to be recorded); the maps record whole series at the replay above.
             msg["kwargs"]["substitute_stack"].append(("substitute", self._inside_scan))
 
     def _inside_scan(self, site):
         if site["type"] == "sample" and not site["is_observed"] and site["name"] in self.names:
-            return self.rule(site["name"], site["fn"])
+            return self.rule(site["name"], site["fn"], site["infer"]["_scan_current_index"])
         return None
 
 
 def _sum(x) -> jax.Array:
     return jnp.sum(jnp.asarray(x))
+
+
+def _centring(param: Parameterisation, name: str, step) -> tuple:
+    """A site's (a, b): whole arrays, or step ``step``'s slices inside ``scan``."""
+    a, b = param.loc_centring[name], param.scale_centring[name]
+    return (a, b) if step is None else (step_slice(a, step), step_slice(b, step))
 
 
 class Coordinates:
@@ -179,20 +189,25 @@ class Coordinates:
         self._check(u, "position")
         v, z, ldj = {}, {}, [jnp.zeros(())]
 
-        def rule(name, fn):
+        def rule(name, fn, step):
             to_support = biject_to(fn.support)
             if name in param.loc_centring:
-                aux, transform = decentre_site(name, fn, param.loc_centring[name], param.scale_centring[name])
+                aux, transform = decentre_site(name, fn, *_centring(param, name, step))
                 to_aux = biject_to(aux.support)
-                zt = to_aux(u[name])
+                u_site = u[name] if step is None else u[name][step]
+                zt = to_aux(u_site)
                 value = transform(zt)
+                if step is not None:
+                    return value
                 v[name] = to_support.inv(value)
-                ldj.append(_sum(to_aux.log_abs_det_jacobian(u[name], zt)))
+                ldj.append(_sum(to_aux.log_abs_det_jacobian(u_site, zt)))
                 ldj.append(_sum(transform.log_abs_det_jacobian(zt, value)))
                 ldj.append(-_sum(to_support.log_abs_det_jacobian(v[name], value)))
             else:
+                value = to_support(u[name] if step is None else u[name][step])
+                if step is not None:
+                    return value
                 v[name] = u[name]
-                value = to_support(u[name])
             z[name] = value
             return value
 
@@ -202,8 +217,10 @@ class Coordinates:
     def _from(self, source: dict, param: Parameterisation, constrained: bool):
         u, z, ldj = {}, {}, [jnp.zeros(())]
 
-        def rule(name, fn):
+        def rule(name, fn, step):
             to_support = biject_to(fn.support)
+            if step is not None:  # inside scan: the step's original value is all later steps need
+                return source[name][step] if constrained else to_support(source[name][step])
             if constrained:
                 value = source[name]
                 v_site = to_support.inv(value)

@@ -220,3 +220,26 @@ def test_layout_primitives_leave_no_node():
 
     y = np.zeros(3, np.float32)
     assert_same_graph(model_graph(plain, y), model_graph(reshaped, y))
+
+
+def test_a_numpyro_scan_with_a_site_in_its_body_builds_without_its_key_plumbing():
+    """NumPyro's scan splits a PRNG key every step: skipped in the body, and the key gets no node."""
+    from numpyro.contrib.control_flow import scan
+
+    def model(y):
+        sigma = numpyro.sample("sigma", dist.HalfNormal(1.0))
+
+        def step(level, y_t):
+            level = numpyro.sample("level", dist.Normal(level, sigma))
+            numpyro.sample("y", dist.Normal(level, 1.0), obs=y_t)
+            return level, None
+
+        scan(step, 0.0, y)
+
+    graph = model_graph(model, np.zeros(20, np.float32))
+    assert "level" in graph.node_name and "sigma" in graph.node_name
+    assert "scan" in graph.node_label
+    edges = _edges(graph)
+    # The carries: NumPyro's step counter and the initial level; its PRNG key carry has no node.
+    assert edges[("constant", "OPERAND_1", "scan")] == 2
+    assert edges[("sigma", "OPERAND_0", "scan")] == 1 and edges[("scan", "LOC", "level")] == 1

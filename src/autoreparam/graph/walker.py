@@ -9,6 +9,7 @@ other equation with a latent-dependent operand becomes one node with one typed e
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 from jax.extend.core import ClosedJaxpr, DropVar, Jaxpr, Literal, jaxprs_in_params
 
@@ -59,6 +60,8 @@ def _apply(builder: GraphBuilder, eqn, operands: list) -> list:
     )
     ordered = kind == "ordered"
     for position, operand in enumerate(operands):
+        if isinstance(operand, Static) and _is_key(operand.raw):
+            continue  # a PRNG key (NumPyro's scan carries one) is no quantity of the model
         edge_type = _scan_role(eqn, position) if kind == "loop" else operand_edge_type(position, ordered)
         builder.add_edge(builder.node_of(operand), node, edge_type)
     # A multi-output primitive (scan) is one node: each of its outputs is that node.
@@ -91,11 +94,22 @@ def _called_jaxpr(eqn):
     raise UnsupportedError(f"primitive '{eqn.primitive.name}'", "a call whose body the model graph cannot find")
 
 
+def _is_key(value) -> bool:
+    return jax.dtypes.issubdtype(getattr(value, "dtype", None), jax.dtypes.prng_key)
+
+
+def _is_key_operation(name: str) -> bool:
+    """PRNG key plumbing (NumPyro's scan splits its key each step): never a latent's value."""
+    return name.startswith("random_") or name == "threefry2x32"
+
+
 def _check_loop_body(eqn) -> None:
     """A scan is one node; its body is not expanded but must hold only covered primitives."""
 
     def check(jaxpr):
         for inner in jaxpr.eqns:
+            if _is_key_operation(inner.primitive.name):
+                continue
             try:
                 primitive_kind(inner.primitive.name)
             except UnsupportedError as error:

@@ -12,7 +12,7 @@ The rewritten program is a normal NumPyro model: use it with NumPyro's NUTS, SVI
 from __future__ import annotations
 
 import functools
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import jax.numpy as jnp
 import numpyro
@@ -22,6 +22,7 @@ from numpyro.infer.reparam import Reparam
 
 from autoreparam.errors import SiteError
 from autoreparam.reparam.families import find_family, supported_family_names, unwrap
+from autoreparam.reparam.in_scan import ScanBodyCentring, step_slice
 from autoreparam.reparam.parameterisation import Parameterisation, check_unit_interval
 # AUX_SUFFIX and aux_name (NumPyro's `{name}_decentered` convention) live where sites are selected,
 # which checks that the auxiliary names are free; re-exported here, where they are used.
@@ -109,33 +110,50 @@ class LearnableCentringReparam(Reparam):
         return PartialCentringReparam(a, b)(name, fn, obs)
 
 
-def reparameterise(model: Callable, parameterisation: Parameterisation) -> Callable:
-    """The program ``model`` with every site of ``parameterisation`` partially centred as it says."""
+def partially_centre_sites(model: Callable, centring: Mapping[str, tuple]) -> Callable:
+    """``model`` with each site of ``centring`` (name -> (a, b)) partially centred, wherever it is sampled.
+
+    ``a`` and ``b`` are scalars or arrays of the site's full shape. A site sampled inside a ``scan``
+    body has the stacked shape ``(length, *step_shape)`` and is rewritten step by step
+    (``reparam.in_scan``); every other site by NumPyro's ``reparam`` handler.
+    """
 
     def config(msg):
         name = msg["name"]
-        if msg.get("is_observed") or name not in parameterisation.loc_centring:
+        if msg.get("is_observed") or name not in centring:
             return None
-        return PartialCentringReparam(parameterisation.loc_centring[name], parameterisation.scale_centring[name])
+        return PartialCentringReparam(*centring[name])
 
-    return handlers.reparam(model, config=config)
+    def in_scan(name, step):
+        if name not in centring:
+            return None
+        a, b = centring[name]
+        return PartialCentringReparam(step_slice(a, step), step_slice(b, step))
+
+    return handlers.reparam(ScanBodyCentring(model, in_scan), config=config)
 
 
-def _rewrite_per_call(model: Callable, sites, make_reparam: Callable) -> Callable:
+def reparameterise(model: Callable, parameterisation: Parameterisation) -> Callable:
+    """The program ``model`` with every site of ``parameterisation`` partially centred as it says."""
+    return partially_centre_sites(
+        model, {name: (parameterisation.loc_centring[name], parameterisation.scale_centring[name])
+                for name in parameterisation.loc_centring})
+
+
+def _rewrite_per_call(model: Callable, sites, centring_of: Callable) -> Callable:
     """Wrap ``model`` so each call chooses its sites from that call's arguments (tracing, not names)."""
 
     @functools.wraps(model)
     def rewritten(*args, **kwargs):
         plan = select_sites(analyse_model(model, *args, **kwargs), sites)
-        config = {site.name: make_reparam(site) for site in plan.sites}
-        return handlers.reparam(model, config=config)(*args, **kwargs)
+        return partially_centre_sites(model, {site.name: centring_of(site) for site in plan.sites})(*args, **kwargs)
 
     return rewritten
 
 
 def noncentre(model: Callable, sites: str | Sequence[str] = "default") -> Callable:
     """Non-centre the chosen latents: ``z ~ D(mu, s)`` becomes ``zt ~ D(0, 1)``, ``z = mu + s zt``."""
-    return _rewrite_per_call(model, sites, lambda site: PartialCentringReparam(0.0))
+    return _rewrite_per_call(model, sites, lambda site: (0.0, 0.0))
 
 
 def centre(model: Callable) -> Callable:
@@ -158,9 +176,20 @@ def partially_centre(model: Callable, lam=None, sites="default", *, loc_centring
     def pick(value, site):
         return value[site.name] if isinstance(value, dict) else value
 
-    return _rewrite_per_call(model, sites, lambda site: PartialCentringReparam(pick(a, site), pick(b, site)))
+    return _rewrite_per_call(model, sites, lambda site: (pick(a, site), pick(b, site)))
 
 
 def learnable_centring(model: Callable, sites="default", form: str = "tied", init: float = 0.5) -> Callable:
-    """Partially centre with learnable per-element centring params (for NumPyro's SVI)."""
-    return _rewrite_per_call(model, sites, lambda site: LearnableCentringReparam(form, init))
+    """Partially centre with learnable per-element centring params (for NumPyro's SVI).
+
+    Sites sampled inside ``scan`` stay centred here: a ``numpyro.param`` created in a scan body would
+    be one per step. autoreparam's own VIP (``method="vip"``) learns their centring too.
+    """
+
+    @functools.wraps(model)
+    def rewritten(*args, **kwargs):
+        plan = select_sites(analyse_model(model, *args, **kwargs), sites)
+        config = {site.name: LearnableCentringReparam(form, init) for site in plan.sites if not site.in_scan}
+        return handlers.reparam(model, config=config)(*args, **kwargs)
+
+    return rewritten

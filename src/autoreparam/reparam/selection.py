@@ -73,9 +73,9 @@ def _name_clash(site: SiteInfo, structure: ModelStructure) -> str | None:
     return None
 
 
-# NumPyro's scan forwards only seed, substitute, condition and replay into its body, so no
-# reparameterisation handler can rewrite a site sampled there.
-_IN_SCAN = "sampled inside numpyro.contrib.control_flow.scan, whose body reparameterisation handlers cannot reach"
+# NumPyro's substitute reads step i of a scanned value by its iteration count, which a reversed scan
+# runs backwards; the auxiliary series of a rewritten site would be read out of order (reparam.in_scan).
+_IN_REVERSED_SCAN = "sampled inside scan(..., reverse=True), whose steps NumPyro substitutes out of order"
 
 
 def _decide(site: SiteInfo, policy: str, structure: ModelStructure) -> SiteDecision:
@@ -84,8 +84,8 @@ def _decide(site: SiteInfo, policy: str, structure: ModelStructure) -> SiteDecis
     clash = _name_clash(site, structure)
     if clash:
         return SiteDecision(site.name, False, f"left centred: {clash} (rename that site to rewrite this one)")
-    if site.in_scan:
-        return SiteDecision(site.name, False, f"left centred: {_IN_SCAN}")
+    if site.in_reversed_scan:
+        return SiteDecision(site.name, False, f"left centred: {_IN_REVERSED_SCAN}")
     if policy == "all":
         return SiteDecision(site.name, True, f"{site.distribution} latent ('all' policy)")
     if site.has_latent_prior:
@@ -113,10 +113,9 @@ def select_sites(structure: ModelStructure, sites: str | Sequence[str] = "defaul
             site = structure[name]
             if site.family is None:
                 raise SiteError(name, _unsupported_reason(site).replace("left centred: ", "cannot reparameterise: "))
-            if site.in_scan:
-                raise SiteError(
-                    name, f"cannot reparameterise: {_IN_SCAN}; write the series non-centred by hand or leave it out"
-                )
+            if site.in_reversed_scan:
+                raise SiteError(name, f"cannot reparameterise: {_IN_REVERSED_SCAN}; scan forwards over "
+                                "reversed inputs instead, or leave it out")
             clash = _name_clash(site, structure)
             if clash:
                 raise SiteError(name, f"cannot reparameterise: {clash}; rename that site")

@@ -21,6 +21,7 @@ from numpyro.primitives import Messenger
 from autoreparam.errors import DataError, ModelError, SiteError
 from autoreparam.reparam.dependence import dce_jaxpr, prior_dependencies
 from autoreparam.reparam.families import Family, find_family, unwrap
+from autoreparam.reparam.in_scan import ReversedScanSites
 from autoreparam.validation import check_observed_site, model_failure
 
 
@@ -35,7 +36,8 @@ class SiteInfo:
     distribution: str  # class name of the base distribution, e.g. "Normal"
     family: Family | None  # None: partial centring does not apply
     depends_on: tuple[str, ...]  # latents its prior location/scale depend on
-    in_scan: bool = False  # sampled inside numpyro.contrib.control_flow.scan (never rewritten)
+    in_scan: bool = False  # sampled inside numpyro.contrib.control_flow.scan (stacked over its steps)
+    in_reversed_scan: bool = False  # inside scan(..., reverse=True), which cannot be reparameterised
 
     @property
     def size(self) -> int:
@@ -101,9 +103,10 @@ def _trace(model: Callable, args, kwargs, seed: int):
     distributions and concrete observed values are read from the trace afterwards.
     """
     captured = {}
+    reversed_scans = ReversedScanSites(model)
 
     def run():
-        trace = captured["trace"] = _run_trace(model, args, kwargs, seed)
+        trace = captured["trace"] = _run_trace(model, reversed_scans, args, kwargs, seed)
         # Observed values the model computes (rather than receives) are tracers here; they are
         # returned so that only the operations they need are evaluated below, for the data checks.
         computed = [n for n, m in trace.items() if m["type"] == "sample" and m["is_observed"]
@@ -118,13 +121,14 @@ def _trace(model: Callable, args, kwargs, seed: int):
         values = jax.core.eval_jaxpr(jaxpr, closed.consts)
         for name, value in zip(captured["computed"], values):
             trace[name] = {**trace[name], "value": np.asarray(value)}
-    return trace
+    return trace, frozenset(reversed_scans.names)
 
 
-def _run_trace(model: Callable, args, kwargs, seed: int):
+def _run_trace(model: Callable, recorder: ReversedScanSites, args, kwargs, seed: int):
+    """The trace of ``model``, run as ``recorder`` (the model under that handler); errors name ``model``."""
     # block: an analysis run must be invisible to handlers the caller may have around us.
     with handlers.block():
-        reached = _LastSite(model)
+        reached = _LastSite(recorder)
         try:
             return handlers.trace(handlers.seed(reached, rng_seed=seed)).get_trace(*args, **kwargs)
         except NotImplementedError:
@@ -133,7 +137,7 @@ def _run_trace(model: Callable, args, kwargs, seed: int):
             pass
         except Exception as error:  # noqa: BLE001 - re-raised as ModelError naming the model and what to do
             raise model_failure(model, error, reached.name) from error
-        reached = _LastSite(model)
+        reached = _LastSite(recorder)
         substituted = handlers.substitute(handlers.seed(reached, rng_seed=seed), substitute_fn=_uniform_if_improper)
         try:
             return handlers.trace(substituted).get_trace(*args, **kwargs)
@@ -159,7 +163,7 @@ def analyse_model(model: Callable, *args, seed: int = 0, **kwargs) -> ModelStruc
     ``DataError`` for non-finite data (arguments or observed values).
     """
     _check_finite_arguments(args, kwargs)
-    trace = _trace(model, args, kwargs, seed)
+    trace, in_reversed_scan = _trace(model, args, kwargs, seed)
     latent_msgs, observed = [], []
     for name, msg in trace.items():
         if msg["type"] != "sample":
@@ -204,6 +208,7 @@ def analyse_model(model: Callable, *args, seed: int = 0, **kwargs) -> ModelStruc
                 family=find_family(msg["fn"]),
                 depends_on=deps.get(name, ()),
                 in_scan="_scan_current_index" in msg["infer"],
+                in_reversed_scan=name in in_reversed_scan,
             )
         )
     return ModelStructure(tuple(latents), tuple(observed), prior_draw)
