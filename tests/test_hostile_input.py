@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import warnings
 from pathlib import Path
 
 import jax
@@ -25,11 +26,12 @@ from numpyro.contrib.control_flow import scan
 from numpyro.infer import Predictive
 
 import autoreparam as ar
-from autoreparam import cli
+from autoreparam import cli, validation
 from autoreparam.benchmark.store import ResultStore
 from autoreparam.diagnostics.standard import mean_and_mcse
-from autoreparam.errors import ArgumentError, DataError, ModelError, SiteError
+from autoreparam.errors import ArgumentError, CompilationWarning, DataError, ModelError, SiteError
 from autoreparam.mcmc.programs import ProgramCache
+from autoreparam.reparam.handlers import partially_centre_sites
 from autoreparam.models import data
 
 VI = ar.VIConfig(num_steps=20, num_samples=4, learning_rates=(0.1,), final_num_samples=16, progress=False)
@@ -297,8 +299,6 @@ def test_asking_to_reparameterise_a_site_inside_a_reversed_scan_is_an_error_nami
 
 def test_the_rewrite_refuses_a_reversed_scan_site_it_is_handed_directly():
     """The handler's own check, for a caller that bypasses site selection."""
-    from autoreparam.reparam.handlers import partially_centre_sites
-
     rewritten = partially_centre_sites(reversed_walk, {"walk": (0.0, 0.0)})
     with pytest.raises(SiteError, match="site 'walk'.*reverse=True"):
         numpyro.handlers.trace(numpyro.handlers.seed(rewritten, rng_seed=0)).get_trace(Y_WALK)
@@ -567,3 +567,22 @@ def test_command_line_interrupt_exits_130(monkeypatch, capsys):
     monkeypatch.setattr(cli, "cmd_run", interrupted)
     assert cli.main(["run", "eight_schools"]) == 130
     assert "interrupted" in capsys.readouterr().err
+
+
+def _loop_of(steps):
+    def model():
+        level = 0.0
+        for t in range(steps):
+            level = numpyro.sample(f"level_{t}", dist.Normal(level, 1.0))
+
+    return model
+
+
+def test_a_model_with_very_many_sites_is_told_to_use_scan_before_anything_compiles(monkeypatch):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompilationWarning)
+        validation.warn_if_unrolled([f"level_{t}" for t in range(validation.MANY_SITES)])  # at the limit: quiet
+    monkeypatch.setattr(validation, "MANY_SITES", 3)
+    for entry in (lambda m: ar.infer(m, method="ncp", **TINY), lambda m: ar.fit_vip(m, config=VI)):
+        with pytest.warns(CompilationWarning, match=r"4 latent sample sites \(level_0, level_1, level_2, \.\.\.\).*scan"):
+            entry(_loop_of(4))

@@ -32,6 +32,11 @@ class ConvergenceWarning(UserWarning):
     """A result whose R-hat, effective sample size or divergences make it untrustworthy as it is;
     the message says what is wrong and what to try (``InferenceResult.health`` has the details)."""
 
+class CompilationWarning(UserWarning):
+    """A model whose shape will make compiling its programs slow or memory-hungry; the message says
+    why and how to write it instead."""
+
+
 class UnsupportedError(ModelError):
     """The model uses something an analysis does not cover (a primitive, a distribution, a wrapper).
 

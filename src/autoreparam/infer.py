@@ -29,7 +29,7 @@ from autoreparam.reparam.sites import analyse_model
 from autoreparam.progress import SamplingProgress
 from autoreparam.result import InferenceResult, compute_diagnostics
 from autoreparam.sampling import ORACLE_METRICS, sample_hmc, sample_nuts
-from autoreparam.validation import check_call
+from autoreparam.validation import check_call, warn_if_unrolled
 from autoreparam.vi.fits import fit_parameterisations
 from autoreparam.vi.protocol import FAST, VIConfig
 from autoreparam.vi.vip import run_vip
@@ -173,6 +173,7 @@ def infer(
     load_arviz_in_background()  # for the diagnostics at the end; overlaps compilation
     started = time.perf_counter()
     structure = analyse_model(model, *model_args, seed=seed, **model_kwargs)
+    warn_if_unrolled(structure.names)
     plan = select_sites(structure, sites)
     coords = Coordinates(model, model_args, model_kwargs, plan)
     given = given_parameterisation(plan, parameterisation) if method == "given" else None

@@ -21,7 +21,7 @@ from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import ReparamPlan, select_sites
 from autoreparam.reparam.sites import analyse_model
 from autoreparam.vi.fits import Learned, VIFit, fit_parameterisations
-from autoreparam.validation import check_call
+from autoreparam.validation import check_call, warn_if_unrolled
 from autoreparam.vi.protocol import VIConfig
 
 # VIP must beat the best fixed ELBO unless it is worse by more than this many standard errors.
@@ -139,6 +139,7 @@ def fit_vip(
     model_args, model_kwargs = check_call(model, model_args, model_kwargs, seed)
     config = VIConfig() if config is None else config
     structure = analyse_model(model, *model_args, seed=seed, **model_kwargs)
+    warn_if_unrolled(structure.names)
     plan = select_sites(structure, sites)
     coords = Coordinates(model, model_args, model_kwargs, plan)
     init = initial_values(model, model_args, model_kwargs, structure.names, init_strategy, seed)
