@@ -43,3 +43,19 @@ def test_original_values_are_recomputed_from_the_auxiliary_draws():
     expected = samples["mu"][..., None] + np.exp(samples["log_s"])[..., None] * samples["x_decentered"]
     np.testing.assert_allclose(out["x"], expected, rtol=1e-5)
     np.testing.assert_array_equal(out["mu"], samples["mu"])
+
+
+def test_the_wrong_rewrite_reaches_sites_inside_scan():
+    """Inside a scan body, too, the control is the correct non-centring plus the log-Jacobian again."""
+    from autoreparam.reliability.models import RANDOM_WALK_STEPS, random_walk_scan
+
+    y = jnp.linspace(-1.0, 1.0, RANDOM_WALK_STEPS)
+    wrong, names = wrong_jacobian_model(random_walk_scan, (RANDOM_WALK_STEPS,), {"y": y})
+    assert names == ("level",)
+    with jax.enable_x64(True):
+        point = {"tau": 0.7, "level_decentered": jnp.linspace(-0.5, 0.5, RANDOM_WALK_STEPS)}
+        wrong_lp, trace = log_density(wrong, (RANDOM_WALK_STEPS,), {"y": y}, point)
+        right_lp, _ = log_density(noncentre(random_walk_scan), (RANDOM_WALK_STEPS,), {"y": y}, point)
+        factor = trace["level" + WRONG_FACTOR_SUFFIX]  # one factor per step, stacked by scan
+        assert factor["fn"].log_prob(factor["value"]).shape == (RANDOM_WALK_STEPS,)
+        np.testing.assert_allclose(float(wrong_lp - right_lp), RANDOM_WALK_STEPS * np.log(0.7), rtol=1e-10)

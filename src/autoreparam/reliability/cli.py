@@ -46,7 +46,7 @@ def add_sbc_parser(sub):
     p.add_argument("--out", default="results/sbc", help="one JSON per finished replication (default results/sbc)")
     p.add_argument("--replications", type=int, default=50, help="replications per model and method/kernel")
     p.add_argument("--control-replications", type=int, default=20, help="replications of the negative control")
-    p.add_argument("--models", default=None, help="comma-separated SBC models (default: all four)")
+    p.add_argument("--models", default=None, help="comma-separated SBC models (default: all of them)")
     p.add_argument("--methods", default=None, help="comma-separated method/kernel cells, e.g. ncp/nuts,ihmc/hmc")
     p.add_argument("--chains", type=int, default=4)
     p.add_argument("--warmup", type=int, default=500)

@@ -9,7 +9,10 @@ noise scales, covariates) and its observed site sampled from the prior predictiv
   sigma = 1; papers/003's training family): CP or NCP is better depending on the draw;
 - ``eight_schools``: the zoo's model with the real sigmas (Rubin 1981);
 - ``hierarchical_logistic``: 8 groups of 10 Bernoulli observations with random intercepts and a
-  common slope on a standard-normal covariate: weakly informative data, a funnel in (tau, a).
+  common slope on a standard-normal covariate: weakly informative data, a funnel in (tau, a);
+- ``random_walk_scan``: a Gaussian random walk with unknown step scale over 6 steps, written with
+  ``numpyro.contrib.control_flow.scan`` and observed through unit noise: a funnel in (tau, level)
+  along a time series, whose sites are reparameterised step by step inside the scan body.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 from numpyro import handlers
+from numpyro.contrib.control_flow import scan
 
 from autoreparam.errors import ArgumentError
 from autoreparam.models.funnels import FUNNEL_Y_RANGE, funnel_with_observation, neals_funnel
@@ -46,6 +50,22 @@ def hierarchical_logistic(group, x, num_groups, y=None):
     group = jnp.asarray(group)
     with numpyro.plate("observations", group.shape[0]):
         numpyro.sample("y", dist.Bernoulli(logits=a[group] + beta * jnp.asarray(x)), obs=y)
+
+
+RANDOM_WALK_STEPS = 6
+
+
+def random_walk_scan(num_steps, y=None):
+    """A random walk written with scan, centred: tau ~ HalfNormal(1); level_t ~ N(level_{t-1}, tau)
+    from level_0 = 0; y_t ~ N(level_t, 1)."""
+    tau = numpyro.sample("tau", dist.HalfNormal(1.0))
+
+    def step(previous, y_t):
+        level = numpyro.sample("level", dist.Normal(previous, tau))
+        numpyro.sample("y", dist.Normal(level, 1.0), obs=y_t)
+        return level, None
+
+    scan(step, 0.0, y, length=num_steps)
 
 
 @dataclass(frozen=True)
@@ -103,8 +123,11 @@ def sbc_models() -> dict[str, SBCModel]:
                  eight_schools, (jnp.asarray(EIGHT_SCHOOLS_SIGMA),), {}, "y"),
         SBCModel("hierarchical_logistic", "8 groups x 10 Bernoulli draws, random intercepts a_j ~ N(mu, tau), slope beta",
                  hierarchical_logistic, _logistic_design(), {}, "y"),
+        SBCModel("random_walk_scan", "random walk in scan: tau ~ HalfNormal(1), level_t ~ N(level_(t-1), tau) "
+                 f"over {RANDOM_WALK_STEPS} steps, y_t ~ N(level_t, 1)",
+                 random_walk_scan, (RANDOM_WALK_STEPS,), {}, "y"),
     ]
     return {m.name: m for m in models}
 
 
-MODEL_NAMES = ("funnel", "funnel_observed", "eight_schools", "hierarchical_logistic")
+MODEL_NAMES = ("funnel", "funnel_observed", "eight_schools", "hierarchical_logistic", "random_walk_scan")

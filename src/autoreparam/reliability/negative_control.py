@@ -1,7 +1,8 @@
 """A negative control for SBC: a non-centring whose log-Jacobian is deliberately counted twice.
 
-Built from public pieces only (NumPyro's ``handlers.reparam`` and ``Reparam`` contract, and
-`autoreparam.reparam.handlers.decentre_site`), never from a code path a user runs. Non-centring
+Built from public pieces only (NumPyro's ``handlers.reparam`` and ``Reparam`` contract,
+`autoreparam.reparam.handlers.decentre_site`, and `reparam.in_scan.ScanBodyCentring` to reach scan
+bodies), never from a code path a user runs. Non-centring
 ``z ~ N(mu, s)`` as ``zt ~ N(0, 1)``, ``z = mu + s zt`` is exact because the auxiliary density is
 used directly (paper 000 Section 4.2); adding ``log|dz/dzt| = sum log s`` on top is the classic
 change-of-variables bug (the Jacobian applied to a density that already accounts for it). It
@@ -19,6 +20,7 @@ from numpyro.infer import Predictive
 from numpyro.infer.reparam import Reparam
 
 from autoreparam.reparam.handlers import aux_name, decentre_site
+from autoreparam.reparam.in_scan import ScanBodyCentring
 from autoreparam.reparam.selection import select_sites
 from autoreparam.reparam.sites import analyse_model
 
@@ -48,7 +50,10 @@ def wrong_jacobian_model(model, args: tuple, kwargs: dict):
     """
     plan = select_sites(analyse_model(model, *args, **kwargs), "default")
     config = {name: DoubledJacobianReparam() for name in plan.names}
-    return handlers.reparam(model, config=config), plan.names
+    # Sites inside a scan body are rewritten there (NumPyro's reparam cannot reach them from outside);
+    # the same wrong rewrite at every step, so it needs no step index.
+    inside_scan = ScanBodyCentring(model, lambda name, step: config.get(name))
+    return handlers.reparam(inside_scan, config=config), plan.names
 
 
 def original_values(wrong_model, samples: dict, names, args: tuple, kwargs: dict) -> dict:
