@@ -53,7 +53,8 @@ def warn_if_unrolled(site_names, stacklevel: int = 3) -> None:
         "site per step is unrolled into every compiled program, and compiling grows faster than linearly "
         "with it (a 100-step loop did not compile within 21 GB of memory). Write the loop with "
         "numpyro.contrib.control_flow.scan (its sites are reparameterised step by step) or vectorise it "
-        "under numpyro.plate.",
+        "under numpyro.plate. (A program in autoreparam's language unrolls a loop that reads its own earlier "
+        "elements the same way: write a long series in NumPyro with scan.)",
         CompilationWarning,
         stacklevel=stacklevel,
     )
