@@ -11,6 +11,7 @@ import pytest
 import autoreparam as ar
 from autoreparam.auto import E_MAX, _ranking, pilot_length, rule_switches
 from autoreparam.auto.pilot import PILOT_BROKEN_R_HAT, PilotScore
+from autoreparam.diagnostics.standard import mean_and_mcse
 from autoreparam.mcmc.segments import warmup_codes
 from autoreparam.models import eight_schools
 
@@ -184,3 +185,31 @@ def test_auto_starts_at_the_unconstrained_origin_where_vague_priors_do_not_satur
     y = jnp.asarray(np.random.default_rng(0).random(1000) < 0.6, dtype=jnp.float32)
     _auto(vague_logistic, y, num_warmup=200, num_samples=100, num_chains=2)
     assert np.all(first[0] > 0.9)
+
+
+WALL = 200.0  # curvature of the penalty beyond x = 1: the posterior's sd there is about 0.07
+
+
+def walled(x_scale=1.0):
+    """x ~ N(0, 1) with a steep quadratic wall beyond 1: a step adapted to the bulk diverges at the wall."""
+    x = numpyro.sample("x", dist.Normal(0.0, x_scale))
+    numpyro.factor("wall", -0.5 * WALL * jnp.square(jnp.maximum(x - 1.0, 0.0)))
+
+
+def test_draws_that_diverge_where_the_pilot_did_not_are_drawn_again_at_a_higher_acceptance(monkeypatch):
+    from autoreparam.auto import pilot
+
+    monkeypatch.setattr(pilot, "MAX_DIVERGENT_SHARE", 2.0)  # no pilot counts as divergent: the draws decide
+    result = _auto(walled, num_warmup=300, num_samples=1000)
+    assert "of the draws' transitions diverged: the step size adapted again towards acceptance 0.95" \
+        in result.decision
+    noted = float(result.decision.split("% of the draws' transitions diverged")[0].split()[-1])
+    assert result.diagnostics.divergences / 4000 < noted / 100  # the redrawn draws diverge less
+    # The redrawn draws still sample the posterior: its mean by quadrature, within Monte Carlo error.
+    grid = np.linspace(-8.0, 3.0, 200_001)
+    density = np.exp(-0.5 * grid**2 - 0.5 * WALL * np.maximum(grid - 1.0, 0.0) ** 2)
+    mean = float(np.sum(grid * density) / np.sum(density))
+    x = result.samples["x"]
+    assert x.shape == (4, 1000)
+    estimate, mcse = (float(v[0]) for v in mean_and_mcse({"x": x}))
+    assert abs(estimate - mean) < 4 * mcse, (estimate, mean, mcse)
