@@ -188,8 +188,7 @@ def run_auto(coords: Coordinates, free_init: dict, init_values: dict, num_chains
         run.notes.append(f"{100 * best.divergent_share:.1f}% of the pilot's transitions diverged: the step size "
                          f"adapted again towards acceptance {retry}")
         target = retry
-        chains = run.sampler.restart_adaptation(chains)
-        chains, _, _ = run.segments("pilots", param, chains, _retarget_codes(RETARGET), target=target)
+        chains = _retarget(run, "pilots", param, chains, target)
         chains, pilot, best = _pilot(run, label, param, chains, pilot_draws, None, target=target)
         scores.append(best)
     if plan.sites and best.usable and not best.mixes:
@@ -229,6 +228,12 @@ def run_auto(coords: Coordinates, free_init: dict, init_values: dict, num_chains
                        + int(run.rule.seconds["compile"] > 0))
 
 
+def _retarget(run: _Run, phase: str, param, chains, target: float):
+    """The step size adapted again (dual averaging afresh, the metric kept) towards ``target``."""
+    chains = run.sampler.restart_adaptation(chains)
+    return run.segments(phase, param, chains, _retarget_codes(RETARGET), target=target)[0]
+
+
 def _redraw_if_divergent(run: _Run, param, chains, draws, target, num_samples: int):
     """Draws that diverge where their pilot did not (a pilot is an eighth of them): adapt the step size
     again towards a higher acceptance and draw them all again, while a higher target is left.
@@ -249,8 +254,7 @@ def _redraw_if_divergent(run: _Run, param, chains, draws, target, num_samples: i
         run.notes.append(f"{100 * share:.1f}% of the draws' transitions diverged: the step size adapted again "
                          f"towards acceptance {retry} and the draws were drawn again")
         target = retry
-        chains = run.sampler.restart_adaptation(chains)
-        chains, _, _ = run.segments("sampling", param, chains, _retarget_codes(RETARGET), target=target)
+        chains = _retarget(run, "sampling", param, chains, target)
         chains, redrawn, _ = run.segments("sampling", param, chains, sample_codes(num_samples), target=target)
         draws = join([redrawn], num_samples)
     return chains, draws
