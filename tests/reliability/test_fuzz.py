@@ -130,3 +130,27 @@ def test_invariance_on_a_small_hierarchy():
     assert result["status"] == "ok", result.get("error")
     assert not result["failed"] or not result["trustworthy"], result
     assert np.isfinite(result["min_adjusted_p"])
+
+
+def test_scan_twins_agree_with_their_unrolled_programs():
+    tasks = plan_fuzz(n=0, seed=0, mcmc_n=0, chunk=2, scan_twins=3)
+    assert [t["kind"] for t in tasks] == ["scan_twin", "scan_twin"]
+    results = [r for task in tasks for r in run_fuzz_task(task)["results"]]
+    assert [r["family"] for r in results] == ["time_series"] * 3
+    for r in results:
+        assert r["status"] == "ok", r.get("error")
+        assert r["failed"] == [] and r["finite_points"] == r["points"] == 3, r
+        assert r["max_relative_error"]["twin_density"] < RELATIVE_TOLERANCE
+    summary = summarise_fuzz([{"kind": "scan_twin", "results": results}])
+    assert summary["scan_twin"]["programs"] == 3 and summary["scan_twin"]["failures"] == []
+
+
+def test_scan_twin_check_sees_a_step_read_at_the_wrong_index(monkeypatch):
+    """A planted bug: the rewrite inside the scan body reads every step's centring at step 0."""
+    from autoreparam.reparam import handlers
+
+    monkeypatch.setattr(handlers, "step_slice", lambda value, step: value if np.ndim(value) == 0 else value[0])
+    index = SMALL_PROGRAMS["time_series"]
+    result = run_fuzz_task({"key": "t", "kind": "scan_twin", "seed": 0, "programs": [index]})["results"][0]
+    assert result["status"] == "ok", result.get("error")
+    assert "twin_density" in result["failed"] and "identity" in result["failed"]

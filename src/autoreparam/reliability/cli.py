@@ -82,6 +82,8 @@ def add_fuzz_parser(sub):
     p.add_argument("--seed", type=int, default=0, help="corpus seed (program i is generate_program(i, seed))")
     p.add_argument("--mcmc-n", type=int, default=12, help="programs for the two sampling invariants")
     p.add_argument("--chunk", type=int, default=25, help="identity programs per task")
+    p.add_argument("--scan-twins", type=int, default=200,
+                   help="time-series programs checked against their twins written with scan")
     p.add_argument("--deadline-minutes", type=float, default=None, help="start no task after this; rerun to go on")
     _ray_arguments(p)
     return p
@@ -92,7 +94,8 @@ def run_fuzz_command(args) -> int:
 
     record_command(args.out)
     start = time.perf_counter()
-    store = run_fuzz(args.out, n=args.n, seed=args.seed, mcmc_n=args.mcmc_n, chunk=args.chunk, address=args.address,
+    store = run_fuzz(args.out, n=args.n, seed=args.seed, mcmc_n=args.mcmc_n, chunk=args.chunk,
+                     scan_twins=args.scan_twins, address=args.address,
                      num_cpus=args.num_cpus, serial=args.serial, progress=not args.quiet,
                      deadline_minutes=args.deadline_minutes)
     summary = summarise_fuzz(store.records())

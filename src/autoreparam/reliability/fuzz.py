@@ -5,7 +5,9 @@ Program i is ``corpus.generate_program(i, seed)`` (the same in every corpus size
 - ``identity``: the log-density identity and its oracles (`identity.check_program`) for programs
   ``chunk * j .. chunk * (j + 1) - 1``, one task per chunk (each program costs about a second);
 - ``prior``: one method and kernel on one program with its observations removed (`prior.check_prior`);
-- ``invariance``: one program sampled in three parameterisations (`prior.check_invariance`).
+- ``invariance``: one program sampled in three parameterisations (`prior.check_invariance`);
+- ``scan_twin``: time-series programs against their twins written with ``scan``
+  (`scan_twin.check_scan_twin`), one task per chunk of the first ``scan_twins`` such programs.
 
 The sampling checks run on the first ``mcmc_n`` programs with at most `MAX_MCMC_DIM` latent
 dimensions (each run compiles afresh, about 20 s). A program the generator writes but the compiler
@@ -24,6 +26,7 @@ from autoreparam.corpus import generate_program
 from autoreparam.reliability.identity import check_program
 from autoreparam.reliability.methods import RunSettings, find_spec, method_specs
 from autoreparam.reliability.prior import check_invariance, check_prior
+from autoreparam.reliability.scan_twin import check_scan_twin
 from autoreparam.reliability.runner import run_tasks, worker_environment
 from autoreparam.reliability.sbc import stable_seed
 
@@ -50,8 +53,22 @@ def mcmc_programs(n: int, seed: int, max_dim: int = MAX_MCMC_DIM) -> list[int]:
     return chosen
 
 
-def plan_fuzz(n: int, seed: int, mcmc_n: int, chunk: int, settings: RunSettings = MCMC_SETTINGS) -> list[dict]:
-    tasks = [{"key": f"identity__{seed}__{start:06d}", "kind": "identity", "seed": seed,
+def time_series_programs(n: int, seed: int) -> list[int]:
+    """Indices of the first ``n`` time-series programs of the corpus."""
+    chosen, index = [], 0
+    while len(chosen) < n and index < 100 * max(n, 1):
+        if _program(index, seed).family == "time_series":
+            chosen.append(index)
+        index += 1
+    return chosen
+
+
+def plan_fuzz(n: int, seed: int, mcmc_n: int, chunk: int, settings: RunSettings = MCMC_SETTINGS,
+              scan_twins: int = 0) -> list[dict]:
+    twins = time_series_programs(scan_twins, seed) if scan_twins else []
+    tasks = [{"key": f"scan_twin__{seed}__{twins[start]:06d}", "kind": "scan_twin", "seed": seed,
+              "programs": twins[start:start + chunk]} for start in range(0, len(twins), chunk)]
+    tasks += [{"key": f"identity__{seed}__{start:06d}", "kind": "identity", "seed": seed,
               "programs": list(range(start, min(start + chunk, n)))} for start in range(0, n, chunk)]
     labels = [s.label for s in method_specs(include_control=False)]
     for index in mcmc_programs(mcmc_n, seed) if mcmc_n else []:
@@ -73,11 +90,12 @@ def _guarded(check, **context) -> dict:
 def run_fuzz_task(task: dict) -> dict:
     """Run one task (in a worker); failures of single programs are recorded in the result."""
     seed = task["seed"]
-    if task["kind"] == "identity":
+    if task["kind"] in ("identity", "scan_twin"):
+        check = check_program if task["kind"] == "identity" else check_scan_twin
         results = []
         for index in task["programs"]:
             program = _program(index, seed)
-            results.append(_guarded(lambda: check_program(program.text, program.data, stable_seed("identity", seed, index)),
+            results.append(_guarded(lambda: check(program.text, program.data, stable_seed(task["kind"], seed, index)),
                                     program=index, family=program.family))
         return {**task, "results": results}
     program = _program(task["program"], seed)
@@ -91,25 +109,26 @@ def run_fuzz_task(task: dict) -> dict:
 
 
 def run_fuzz(out, n: int, seed: int = 0, mcmc_n: int = 12, chunk: int = 25, settings: RunSettings = MCMC_SETTINGS, *,
-             address=None, num_cpus=1, serial=False, progress=True, deadline_minutes=None) -> ResultStore:
+             scan_twins: int = 0, address=None, num_cpus=1, serial=False, progress=True,
+             deadline_minutes=None) -> ResultStore:
     """Run (or resume) every fuzzing task into ``out``; returns its store.
 
     The sampling checks run first (few tasks, each worth more), then the identity chunks in program
     order, so a run stopped by ``deadline_minutes`` has checked programs 0..k-1 with nothing skipped.
     """
     store = ResultStore(out)
-    tasks = plan_fuzz(n, seed, mcmc_n, chunk, settings)
+    tasks = plan_fuzz(n, seed, mcmc_n, chunk, settings, scan_twins)
     end = None if deadline_minutes is None else time.perf_counter() + 60.0 * deadline_minutes
 
     def left():
         return None if end is None else max(0.0, (end - time.perf_counter()) / 60.0)
 
-    sampling = [t for t in tasks if t["kind"] != "identity"]
+    sampling = [t for t in tasks if t["kind"] not in ("identity", "scan_twin")]
     run_tasks(sampling, run_fuzz_task, store, address=address, num_cpus=num_cpus, serial=serial,
               env=worker_environment(Path(out) / "jax_cache"), progress=progress, desc="fuzz: sampling",
               deadline_minutes=left(), max_calls=10)
     # Identity checks compile one small program each and run it three times: compile fast.
-    identity = [t for t in tasks if t["kind"] == "identity"]
+    identity = [t for t in tasks if t["kind"] in ("identity", "scan_twin")]
     run_tasks(identity, run_fuzz_task, store, address=address, num_cpus=num_cpus, serial=serial,
               env=worker_environment(None, fast_compile=True), progress=progress, desc="fuzz: identity",
               deadline_minutes=left(), max_calls=5)
@@ -119,13 +138,16 @@ def run_fuzz(out, n: int, seed: int = 0, mcmc_n: int = 12, chunk: int = 25, sett
 def summarise_fuzz(records: list[dict]) -> dict[str, dict]:
     """Per invariant: programs, checks, failures (silent ones and those the run's diagnostics flagged), errors."""
     parts = {}
-    identity = [r for rec in records if rec["kind"] == "identity" for r in rec["results"]]
-    parts["identity"] = {
-        "programs": len(identity), "runs": len(identity),
-        "failures": [r for r in identity if r["status"] == "ok" and r["failed"]],
-        "errors": [r for r in identity if r["status"] != "ok"],
-        "families": sorted({r["family"] for r in identity}),
-    }
+    for kind in ("identity", "scan_twin"):
+        results = [r for rec in records if rec["kind"] == kind for r in rec["results"]]
+        if kind == "scan_twin" and not results:
+            continue  # stores written before the check existed
+        parts[kind] = {
+            "programs": len(results), "runs": len(results),
+            "failures": [r for r in results if r["status"] == "ok" and r["failed"]],
+            "errors": [r for r in results if r["status"] != "ok"],
+            "families": sorted({r["family"] for r in results}),
+        }
     for kind in ("prior", "invariance"):
         rows = [r for r in records if r["kind"] == kind]
         ok = [r for r in rows if r["status"] == "ok"]
