@@ -26,9 +26,9 @@ from autoreparam.corpus import generate_program
 from autoreparam.reliability.identity import check_program
 from autoreparam.reliability.methods import RunSettings, find_spec, method_specs
 from autoreparam.reliability.prior import check_invariance, check_prior
-from autoreparam.reliability.scan_twin import check_scan_twin
 from autoreparam.reliability.runner import run_tasks, worker_environment
 from autoreparam.reliability.sbc import stable_seed
+from autoreparam.reliability.scan_twin import check_scan_twin
 
 MAX_MCMC_DIM = 40
 MCMC_SETTINGS = RunSettings(num_chains=4, num_warmup=500, num_samples=1000)

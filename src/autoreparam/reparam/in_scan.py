@@ -72,7 +72,6 @@ class ScanBodyCentring(Messenger):
         msg["args"] = (body_with_step, init, (xs, jnp.arange(length)), length, reverse)
 
 
-
 class ReversedScanSites(Messenger):
     """Record the names of the sites sampled inside a ``scan(..., reverse=True)`` body (site analysis),
     which ``ScanBodyCentring`` cannot rewrite."""
