@@ -6,7 +6,6 @@ import jax.numpy as jnp
 import numpy as np
 import numpyro
 import numpyro.distributions as dist
-import pytest
 
 import autoreparam as ar
 from autoreparam.auto import E_MAX, _ranking, pilot_length, rule_switches
