@@ -586,3 +586,11 @@ def test_a_model_with_very_many_sites_is_told_to_use_scan_before_anything_compil
     for entry in (lambda m: ar.infer(m, method="ncp", **TINY), lambda m: ar.fit_vip(m, config=VI)):
         with pytest.warns(CompilationWarning, match=r"4 latent sample sites \(level_0, level_1, level_2, \.\.\.\).*scan"):
             entry(_loop_of(4))
+
+
+def test_numpyro_s_reparam_around_a_scan_model_gets_an_error_that_says_why():
+    from numpyro.infer.reparam import LocScaleReparam
+
+    wrapped = numpyro.handlers.reparam(random_walk, config={"walk": LocScaleReparam(0.0)})
+    with pytest.raises(ModelError, match="meets the sites of a scan body only after the scan"):
+        ar.infer(wrapped, Y_WALK, method="ncp", **TINY)

@@ -105,6 +105,12 @@ def model_failure(model: Callable, error: Exception, last_site: str | None = Non
         hint = "autoreparam passes *model_args and **model_kwargs to the model unchanged: check they match its signature"
     elif isinstance(error, NotImplementedError):
         hint = "a distribution in the model cannot be sampled or evaluated; see README 'Supported models'"
+    elif "does not support observe statements" in text:
+        hint = (
+            "a NumPyro reparam handler was handed a site that already has a value; a handler placed around a "
+            "model meets the sites of a scan body only after the scan, with their values: give autoreparam "
+            "the centred model (it rewrites scan bodies itself) or put the handler inside the scan body"
+        )
     name = getattr(model, "__name__", type(model).__name__)
     where = f" after its site '{last_site}'" if last_site else ""
     return ModelError(f"the model {name}() raised {type(error).__name__}{where}: {text} ({hint})")
