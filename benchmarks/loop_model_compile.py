@@ -21,6 +21,8 @@ its peak resident memory polled from /proc and the child killed above ``--memory
   compilation dominates) on the model non-centred (``LocScaleReparam(0)``) and half-centred
   (``LocScaleReparam(0.5)``) by NumPyro. Our lambda is a runtime argument of one program, so our
   programs carry the general partial-centring algebra, like the half-centred case;
+- ``vip_fit`` and ``vip_fit_scan``: VIP's variational program (``fit_vip`` with the paper's
+  protocol) on the loop and on the scan form, its compile seconds, with the fit's own seconds kept;
 - ``auto_scan``, ``numpyro_scan`` and ``numpyro_scan_ncp``: the model with its path in ``scan``
   instead (one copy of the step), a whole run of 4 chains x 1000 + 1000 (``--seeds``) by `auto` and
   by NumPyro's NUTS on the centred model and on the model non-centred by hand (``LocScaleReparam``
@@ -101,6 +103,15 @@ seconds = time.perf_counter() - start
 """,
 }
 _PROGRAMS["numpyro_half"] = _PROGRAMS["numpyro_ncp"].replace("LAMBDA = 0.0", "LAMBDA = 0.5")
+# VIP's variational program (method="vip" with the paper's protocol: 3000 steps of 256 Monte Carlo
+# draws, five learning rates and three starting lambdas vmapped in one program): issue 9 saw XLA warn
+# of a "very slow compile" of the variational program on this model.
+_PROGRAMS["vip_fit"] = r"""
+import autoreparam as ar
+result = ar.fit_vip(sv_loop, y, discrete=False, config=ar.VIConfig(progress=False))
+seconds = result.timing["vip"]["compile_seconds"]
+quality = {"fit_seconds": result.timing["vip"]["run_seconds"], "runs": result.timing["vip"]["runs"]}
+"""
 # The same model with its path in ``numpyro.contrib.control_flow.scan``: one copy of the step. A whole
 # run (4 chains x 1000 + 1000), since compiling is cheap here; the quality of the draws is recorded.
 _SCAN_MODEL = r"""
@@ -154,6 +165,7 @@ standard = standard_diagnostics(samples)
 quality = {"min_ess_bulk": float(standard.min_ess_bulk), "max_r_hat": float(standard.max_r_hat),
            "divergences": int(np.sum(mcmc.get_extra_fields()["diverging"]))}
 """
+_PROGRAMS["vip_fit_scan"] = _SCAN_MODEL + _PROGRAMS["vip_fit"].replace("sv_loop", "sv_scan")
 _PROGRAMS["numpyro_scan"] = _SCAN_MODEL + _NUMPYRO_SCAN.replace("MODEL", "sv_scan")
 _PROGRAMS["numpyro_scan_ncp"] = _SCAN_MODEL + _NUMPYRO_SCAN.replace("MODEL", "sv_scan_by_hand")
 _TAIL = r"""
