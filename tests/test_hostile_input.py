@@ -594,3 +594,8 @@ def test_numpyro_s_reparam_around_a_scan_model_gets_an_error_that_says_why():
     wrapped = numpyro.handlers.reparam(random_walk, config={"walk": LocScaleReparam(0.0)})
     with pytest.raises(ModelError, match="meets the sites of a scan body only after the scan"):
         ar.infer(wrapped, Y_WALK, method="ncp", **TINY)
+
+
+def test_a_scan_over_zero_steps_gets_an_error_that_says_why():
+    with pytest.raises(ModelError, match="scan over zero steps"):
+        ar.infer(random_walk, np.zeros(0, np.float32), method="ncp", **TINY)

@@ -105,6 +105,11 @@ def model_failure(model: Callable, error: Exception, last_site: str | None = Non
         hint = "autoreparam passes *model_args and **model_kwargs to the model unchanged: check they match its signature"
     elif isinstance(error, NotImplementedError):
         hint = "a distribution in the model cannot be sampled or evaluated; see README 'Supported models'"
+    elif isinstance(error, IndexError) and "with size 0" in text and _raised_in(error, "control_flow/scan", anywhere=True):
+        hint = (
+            "a numpyro.contrib.control_flow.scan over zero steps (an empty series): NumPyro's scan cannot take "
+            "the substituted values inference gives its sites; skip the scan when the series is empty"
+        )
     elif "does not support observe statements" in text:
         hint = (
             "a NumPyro reparam handler was handed a site that already has a value; a handler placed around a "
@@ -116,9 +121,10 @@ def model_failure(model: Callable, error: Exception, last_site: str | None = Non
     return ModelError(f"the model {name}() raised {type(error).__name__}{where}: {text} ({hint})")
 
 
-def _raised_in(error: Exception, path_part: str) -> bool:
-    frame = traceback.extract_tb(error.__traceback__)[-1:] if error.__traceback__ else []
-    return any(path_part in f.filename.replace("\\", "/") for f in frame)
+def _raised_in(error: Exception, path_part: str, anywhere: bool = False) -> bool:
+    """Whether the error was raised in (``anywhere``: passed through) a file whose path contains ``path_part``."""
+    frames = traceback.extract_tb(error.__traceback__) if error.__traceback__ else []
+    return any(path_part in f.filename.replace("\\", "/") for f in (frames if anywhere else frames[-1:]))
 
 
 _SIGNATURE_MISMATCH = r"required (positional|keyword-only) argument|unexpected keyword argument|positional arguments? but"
