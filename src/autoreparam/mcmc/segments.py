@@ -28,6 +28,7 @@ collectives over the ``vmap``'s chain axis. Every chain then has the same step s
 
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 import blackjax.mcmc.hmc as bj_hmc
@@ -168,6 +169,23 @@ def _update(adapt_update, adapt_final, pool_step: bool):
     return update
 
 
+@jax.jit
+def _fresh_chains(positions, inverse_mass, step_size, key):
+    """Chains at ``positions`` with a fresh window adaptation and a key each; one small compiled program
+    (run op by op, its dozen operations each compiled apart, cost 0.3 s on a process's first call)."""
+    num_chains = positions.shape[0]
+    adapt = _fresh_adaptation(inverse_mass, step_size, positions.shape)
+    return positions, adapt, jax.random.split(key, num_chains)
+
+
+@partial(jax.jit, static_argnums=2)
+def _fresh_adaptation(inverse_mass, step_size, shape) -> WindowState:
+    num_chains, dim = shape
+    imm = jnp.broadcast_to(inverse_mass, (num_chains, dim))
+    steps = jnp.broadcast_to(step_size, (num_chains,)).astype(imm.dtype)
+    return jax.vmap(window_adaptation(BUILT_TARGET)[0])(imm, steps)
+
+
 class SegmentSampler:
     """NUTS for one model in segments of ``segment_length`` transitions; one executable for every use."""
 
@@ -238,20 +256,16 @@ class SegmentSampler:
     def start(self, positions, inverse_mass, step_size: float, seed: int) -> Chains:
         """Chains at ``positions`` (chains, dim) with a fresh adaptation seeded by ``inverse_mass``."""
         positions = jnp.asarray(positions)
-        num_chains, dim = positions.shape
-        imm = jnp.broadcast_to(jnp.asarray(inverse_mass, dtype=positions.dtype), (num_chains, dim))
-        adapt_init = window_adaptation(BUILT_TARGET)[0]
-        adapt = jax.vmap(adapt_init)(imm, jnp.full((num_chains,), step_size, dtype=positions.dtype))
-        keys = jax.random.split(jax.random.PRNGKey(seed), num_chains)
-        return Chains(*shard_chains((positions, adapt, keys), num_chains))
+        num_chains = positions.shape[0]
+        chains = _fresh_chains(positions, jnp.asarray(inverse_mass, dtype=positions.dtype),
+                               jnp.asarray(step_size, dtype=positions.dtype), jax.random.PRNGKey(seed))
+        return Chains(*shard_chains(tuple(chains), num_chains))
 
     def restart_adaptation(self, chains: Chains, inverse_mass=None) -> Chains:
         """Fresh dual averaging from each chain's step size (e.g. after moving to a new parameterisation)."""
-        num_chains, dim = chains.positions.shape
-        imm = chains.adapt.inverse_mass if inverse_mass is None else jnp.broadcast_to(
-            jnp.asarray(inverse_mass, dtype=chains.positions.dtype), (num_chains, dim))
-        adapt_init = window_adaptation(BUILT_TARGET)[0]
-        return chains._replace(adapt=jax.vmap(adapt_init)(imm, chains.adapt.step_size))
+        imm = chains.adapt.inverse_mass if inverse_mass is None else jnp.asarray(inverse_mass,
+                                                                                 dtype=chains.positions.dtype)
+        return chains._replace(adapt=_fresh_adaptation(imm, chains.adapt.step_size, chains.positions.shape))
 
     def run(self, param: Parameterisation, chains: Chains, codes: np.ndarray,
             source: Parameterisation | None = None, progress=None,
