@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from autoreparam.coordinates import Coordinates
+from autoreparam.errors import ArgumentError
 from autoreparam.corpus import FAMILIES, generate_program
 from autoreparam.reliability.fuzz import plan_fuzz, run_fuzz_task, summarise_fuzz
 from autoreparam.reliability.identity import RELATIVE_TOLERANCE, check_program
@@ -130,6 +131,16 @@ def test_invariance_on_a_small_hierarchy():
     assert result["status"] == "ok", result.get("error")
     assert not result["failed"] or not result["trustworthy"], result
     assert np.isfinite(result["min_adjusted_p"])
+
+
+def test_plan_restricted_to_some_methods():
+    every = plan_fuzz(n=0, seed=0, mcmc_n=2, chunk=25)
+    some = plan_fuzz(n=0, seed=0, mcmc_n=2, chunk=25, methods=["auto/nuts"], invariance=False)
+    assert [t["kind"] for t in some] == ["prior", "prior"] and {t["method"] for t in some} == {"auto/nuts"}
+    assert [t["key"] for t in some] == [t["key"] for t in every if t.get("method") == "auto/nuts"]
+    assert len(every) == 2 * (len({t.get("method") for t in every if t["kind"] == "prior"}) + 1)
+    with pytest.raises(ArgumentError, match="unknown method/kernel 'auto/hmc'"):
+        plan_fuzz(n=0, seed=0, mcmc_n=1, chunk=25, methods=["auto/hmc"])
 
 
 def test_scan_twins_agree_with_their_unrolled_programs():

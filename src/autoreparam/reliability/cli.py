@@ -81,6 +81,9 @@ def add_fuzz_parser(sub):
     p.add_argument("--n", type=int, default=2000, help="programs for the log-density identity")
     p.add_argument("--seed", type=int, default=0, help="corpus seed (program i is generate_program(i, seed))")
     p.add_argument("--mcmc-n", type=int, default=12, help="programs for the two sampling invariants")
+    p.add_argument("--mcmc-methods", default=None,
+                   help="comma-separated method/kernel cells of the prior check, e.g. auto/nuts (default: all)")
+    p.add_argument("--no-invariance", action="store_true", help="skip the invariance check on the sampled programs")
     p.add_argument("--chunk", type=int, default=25, help="identity programs per task")
     p.add_argument("--scan-twins", type=int, default=200,
                    help="time-series programs checked against their twins written with scan")
@@ -95,7 +98,8 @@ def run_fuzz_command(args) -> int:
     record_command(args.out)
     start = time.perf_counter()
     store = run_fuzz(args.out, n=args.n, seed=args.seed, mcmc_n=args.mcmc_n, chunk=args.chunk,
-                     scan_twins=args.scan_twins, address=args.address,
+                     scan_twins=args.scan_twins, methods=_listed(args.mcmc_methods),
+                     invariance=not args.no_invariance, address=args.address,
                      num_cpus=args.num_cpus, serial=args.serial, progress=not args.quiet,
                      deadline_minutes=args.deadline_minutes)
     summary = summarise_fuzz(store.records())

@@ -64,18 +64,23 @@ def time_series_programs(n: int, seed: int) -> list[int]:
 
 
 def plan_fuzz(n: int, seed: int, mcmc_n: int, chunk: int, settings: RunSettings = MCMC_SETTINGS,
-              scan_twins: int = 0) -> list[dict]:
+              scan_twins: int = 0, methods=None, invariance: bool = True) -> list[dict]:
+    """Every task of a fuzzing run. ``methods``: the method/kernel labels of the prior check (default:
+    every method and kernel); ``invariance``: also the invariance check on each sampled program."""
     twins = time_series_programs(scan_twins, seed) if scan_twins else []
     tasks = [{"key": f"scan_twin__{seed}__{twins[start]:06d}", "kind": "scan_twin", "seed": seed,
               "programs": twins[start:start + chunk]} for start in range(0, len(twins), chunk)]
     tasks += [{"key": f"identity__{seed}__{start:06d}", "kind": "identity", "seed": seed,
               "programs": list(range(start, min(start + chunk, n)))} for start in range(0, n, chunk)]
     labels = [s.label for s in method_specs(include_control=False)]
+    if methods is not None:
+        labels = [find_spec(label).label for label in methods]  # an unknown label is an ArgumentError here
     for index in mcmc_programs(mcmc_n, seed) if mcmc_n else []:
         tasks += [{"key": f"prior__{seed}__{index:06d}__{label.replace('/', '-')}", "kind": "prior", "seed": seed,
                    "program": index, "method": label, "settings": asdict(settings)} for label in labels]
-        tasks.append({"key": f"invariance__{seed}__{index:06d}", "kind": "invariance", "seed": seed,
-                      "program": index, "settings": asdict(settings)})
+        if invariance:
+            tasks.append({"key": f"invariance__{seed}__{index:06d}", "kind": "invariance", "seed": seed,
+                          "program": index, "settings": asdict(settings)})
     return tasks
 
 
@@ -109,15 +114,15 @@ def run_fuzz_task(task: dict) -> dict:
 
 
 def run_fuzz(out, n: int, seed: int = 0, mcmc_n: int = 12, chunk: int = 25, settings: RunSettings = MCMC_SETTINGS, *,
-             scan_twins: int = 0, address=None, num_cpus=1, serial=False, progress=True,
-             deadline_minutes=None) -> ResultStore:
+             scan_twins: int = 0, methods=None, invariance: bool = True, address=None, num_cpus=1, serial=False,
+             progress=True, deadline_minutes=None) -> ResultStore:
     """Run (or resume) every fuzzing task into ``out``; returns its store.
 
     The sampling checks run first (few tasks, each worth more), then the identity chunks in program
     order, so a run stopped by ``deadline_minutes`` has checked programs 0..k-1 with nothing skipped.
     """
     store = ResultStore(out)
-    tasks = plan_fuzz(n, seed, mcmc_n, chunk, settings, scan_twins)
+    tasks = plan_fuzz(n, seed, mcmc_n, chunk, settings, scan_twins, methods, invariance)
     end = None if deadline_minutes is None else time.perf_counter() + 60.0 * deadline_minutes
 
     def left():
