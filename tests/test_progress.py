@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autoreparam.progress import progress_reporter
+from autoreparam.progress import progress_reporter, task_bar
 
 
 def test_disabled_reporter_does_nothing(capsys):
@@ -33,3 +33,29 @@ def test_values_of_one_step_are_gathered_across_vmapped_runs():
 
         jax.block_until_ready(jax.vmap(run)(jnp.array([0.0, 10.0, 20.0])))
     assert seen == [[0.0, 10.0, 20.0], [1.0, 11.0, 21.0], [2.0, 12.0, 22.0]]
+
+
+def test_task_bar_off_a_terminal_prints_a_few_plain_lines(capsys):
+    """Under pytest stderr is no terminal: 200 tasks give a start line and ten more, no carriage returns."""
+    bar = task_bar(200, "fuzz: sampling")
+    for k in range(200):
+        bar.set_postfix_str(f"task {k}", refresh=False)
+        bar.update(1)
+    bar.write("failed: task 7")
+    bar.close()
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    lines = err.splitlines()
+    assert lines[0] == "fuzz: sampling: 0 of 200 done" and len(lines) == 12
+    assert lines[-2] == "fuzz: sampling: 200 of 200 done (last: task 199)" and lines[-1] == "failed: task 7"
+
+
+def test_task_bar_resumed_and_disabled(capsys):
+    bar = task_bar(7, "cells", initial=5)
+    bar.update(1)
+    bar.update(1)
+    assert capsys.readouterr().err.splitlines() == ["cells: 5 of 7 done", "cells: 6 of 7 done", "cells: 7 of 7 done"]
+    quiet = task_bar(7, "cells", enabled=False)
+    quiet.update(3)
+    quiet.close()
+    assert capsys.readouterr().err == ""

@@ -97,3 +97,49 @@ class SamplingProgress:
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
+
+
+class PlainCounter:
+    """A task bar off a terminal: a plain line at the start, at every tenth of the tasks and at the end,
+    with ``tqdm``'s ``update``, ``set_postfix_str``, ``write`` and ``close``."""
+
+    LINES = 10
+
+    def __init__(self, total: int, label: str, initial: int = 0):
+        self.total, self.label, self.n = int(total), label, int(initial)
+        self._postfix = ""
+        self._next = self._step_after(self.n)
+        print(f"{label}: {self.n} of {self.total} done", file=sys.stderr, flush=True)
+
+    def _step_after(self, n: int) -> int:
+        every = max(1, -(-self.total // self.LINES))
+        return (n // every + 1) * every
+
+    def update(self, n: int = 1) -> None:
+        self.n += int(n)
+        if self.n >= min(self._next, self.total):
+            postfix = f" (last: {self._postfix})" if self._postfix else ""
+            print(f"{self.label}: {self.n} of {self.total} done{postfix}", file=sys.stderr, flush=True)
+            self._next = self._step_after(self.n)
+
+    def set_postfix_str(self, text: str, refresh: bool = False) -> None:
+        self._postfix = text
+
+    def write(self, text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        pass
+
+
+def task_bar(total: int, label: str, initial: int = 0, enabled: bool = True, mininterval: float = 0.5):
+    """Progress over independent tasks (benchmark cells, SBC replications, training steps): a tqdm bar
+    on a terminal, a few plain lines elsewhere (``PlainCounter``), nothing when disabled (a tqdm that
+    draws nothing, so callers need no checks)."""
+    from tqdm.auto import tqdm  # imported lazily: only long runs need it
+
+    if not enabled:
+        return tqdm(total=total, initial=initial, desc=label, disable=True)
+    if not interactive():
+        return PlainCounter(total, label, initial)
+    return tqdm(total=total, initial=initial, desc=label, file=sys.stderr, mininterval=mininterval)

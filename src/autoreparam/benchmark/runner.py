@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Iterable
 
@@ -12,6 +11,7 @@ from autoreparam.benchmark.protocol import HMC_METHODS, PEERS, Protocol
 from autoreparam.benchmark.store import ResultStore
 from autoreparam.benchmark.workspace import Workspace, vi_key
 from autoreparam.mcmc.oracle import oracle_leapfrog
+from autoreparam.progress import task_bar
 
 
 def planned_cells(protocol: Protocol) -> int:
@@ -50,10 +50,8 @@ def run_benchmark(
     progress: bool = True,
     deadline_minutes: float | None = None,
 ) -> ResultStore:
-    from tqdm.auto import tqdm
-
     store = ResultStore(out_dir)
-    bar = tqdm(total=planned_cells(protocol), desc="benchmark cells", file=sys.stderr, disable=not progress)
+    bar = task_bar(planned_cells(protocol), "benchmark cells", enabled=progress)
     started = time.perf_counter()
 
     def tick(key: str) -> None:

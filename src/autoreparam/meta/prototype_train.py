@@ -106,11 +106,9 @@ def train_prototype(out: str | Path, config: PrototypeConfig = PrototypeConfig()
     total = config.warmup_steps + config.train_steps
     bar = None
     if progress:
-        import sys
+        from autoreparam.progress import task_bar
 
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=total, desc="prototype (paper 003)", file=sys.stderr, mininterval=1.0)
+        bar = task_bar(total, "prototype (paper 003)", mininterval=1.0)
     for i in range(total):
         key, sub = jax.random.split(key)
         params, opt_state, value = step(params, opt_state, sub, i >= config.warmup_steps)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from typing import Callable, Sequence
 
 from autoreparam.errors import ArgumentError
 from autoreparam.meta.files import write_json
+from autoreparam.progress import task_bar
 
 # Environment a worker needs to behave like the driver.
 _FORWARDED = ("JAX_PLATFORMS", "AUTOREPARAM_DATA", "XDG_CACHE_HOME", "JAX_ENABLE_X64", "XLA_FLAGS")
@@ -115,9 +115,7 @@ def run_tasks(
 def _bar(total: int, done: int, label: str, enabled: bool):
     if not enabled:
         return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, initial=done, desc=label, file=sys.stderr, mininterval=1.0)
+    return task_bar(total, label, initial=done, mininterval=1.0)
 
 
 def _advance(bar, summary: dict) -> None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +41,7 @@ from autoreparam.meta.files import read_json, write_json
 from autoreparam.meta.network import as_jax
 from autoreparam.meta.objective import ObjectiveConfig
 from autoreparam.meta.weights import ELEMENT_FEATURE_NAMES, NODE_FEATURE_NAMES, build_network, save_network
+from autoreparam.progress import task_bar
 
 
 @dataclass(frozen=True)
@@ -282,10 +282,7 @@ class Trainer:
             self.prepare_objectives(threads)
         bar = None
         if progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=config.total_steps, initial=self.step, desc=f"meta train (seed {config.seed})",
-                       file=sys.stderr, mininterval=1.0)
+            bar = task_bar(config.total_steps, f"meta train (seed {config.seed})", initial=self.step, mininterval=1.0)
         try:
             while self.step < config.total_steps:
                 phase = "regression" if self.step < config.regression_steps else "elbo"

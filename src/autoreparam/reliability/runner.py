@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable
 
 from autoreparam.benchmark.store import ResultStore
+from autoreparam.progress import task_bar
 
 
 def worker_environment(cache_dir: str | os.PathLike | None, fast_compile: bool = False) -> dict[str, str]:
@@ -64,9 +65,7 @@ def release_compiled_programs() -> None:
 
 
 def _bar(total: int, desc: str, progress: bool):
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, file=sys.stderr, disable=not progress)
+    return task_bar(total, desc, enabled=progress)
 
 
 def run_tasks(
