@@ -3,8 +3,10 @@
     python benchmarks/first_call.py --out benchmarks/results/first_call.json
 
 ArviZ's import (numba compiles its ECDF helpers, matplotlib loads: about 1.5 s) used to run after
-sampling, inside the first ``infer`` of every process, for the diagnostics. ``infer`` now starts it
-on a thread before compiling (``diagnostics.standard.load_arviz_in_background``). For each model and
+sampling, inside the first ``infer`` of every process, for the diagnostics. From 2026-11-27 09:00
+``infer`` started it on a thread before compiling; since the diagnostics became
+``diagnostics.rank_normalised`` (ArviZ's functions, vectorised), ``infer`` does not import ArviZ at
+all, and "overlapped" below measures a call without it. For each model and
 repeat, alternating, two fresh processes (persistent compilation cache off) run
 ``ar.infer(method="auto")`` (4 chains x 1000 + 1000, seed 0):
 

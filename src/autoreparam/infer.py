@@ -16,7 +16,6 @@ import numpy as np
 from autoreparam import compilation_cache
 from autoreparam.auto import run_auto
 from autoreparam.coordinates import Coordinates
-from autoreparam.diagnostics.standard import load_arviz_in_background
 from autoreparam.errors import ArgumentError, ConvergenceWarning
 from autoreparam.initial import ORIGIN, PRIOR_MEDIAN, initial_values
 from autoreparam.meta.predict import predict as meta_predict
@@ -170,7 +169,6 @@ def infer(
     nuts_config = NUTSConfig(num_warmup=num_warmup, num_samples=num_samples, target_accept=target_accept or 0.8)
     if oracle_metric not in ORACLE_METRICS:
         raise ArgumentError(f"oracle_metric must be one of {', '.join(ORACLE_METRICS)}, got {oracle_metric!r}")
-    load_arviz_in_background()  # for the diagnostics at the end; overlaps compilation
     started = time.perf_counter()
     structure = analyse_model(model, *model_args, seed=seed, **model_kwargs)
     warn_if_unrolled(structure.names)
