@@ -1,4 +1,6 @@
-"""Visible progress for long compiled loops, fed by ``jax.debug.callback`` and easy to turn off."""
+"""Visible progress, easy to turn off: for long compiled loops (fed by ``jax.debug.callback``), for
+sampling (between compiled segments) and for runs of many tasks. A bar that redraws itself on a
+terminal; a few plain lines anywhere else (``interactive``)."""
 
 from __future__ import annotations
 
