@@ -6,6 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import numpyro
 import numpyro.distributions as dist
+import pytest
 
 import autoreparam as ar
 from autoreparam.auto import E_MAX, _ranking, pilot_length, rule_switches
@@ -173,17 +174,48 @@ def test_auto_starts_at_the_unconstrained_origin_where_vague_priors_do_not_satur
     # rule's first lambda is near 1 (w* = 50 / 51). At the prior median mu is off by tens and every
     # logit saturates: no curvature, lambda 0 (election '88's first 250 warm-up transitions).
     first = []
-    real = rule_lambda.RuleLambda.lambda_at
+    real = rule_lambda.RuleLambda._run
 
-    def lambda_at(self, points):
-        lam = real(self, points)
-        first.append(np.asarray(lam.lam["a"]))
-        return lam
+    def run(self, points, at_origin):
+        lam, origin, density = real(self, points, at_origin)
+        first.append((at_origin, np.asarray(lam.lam["a"]), origin))
+        return lam, origin, density
 
-    monkeypatch.setattr(rule_lambda.RuleLambda, "lambda_at", lambda_at)
+    monkeypatch.setattr(rule_lambda.RuleLambda, "_run", run)
     y = jnp.asarray(np.random.default_rng(0).random(1000) < 0.6, dtype=jnp.float32)
     _auto(vague_logistic, y, num_warmup=200, num_samples=100, num_chains=2)
-    assert np.all(first[0] > 0.9)
+    at_origin, lam, origin = first[0]
+    assert at_origin and np.all(lam > 0.9)
+    np.testing.assert_array_equal(origin, np.zeros(7))  # mu 0, log_scale 0, a 0 (the origin, original coordinates)
+
+
+def origin_excluded():
+    """The density is -inf at the unconstrained origin (x = 0) and finite for x > 0.25."""
+    x = numpyro.sample("x", dist.Normal(0.0, 1.0))
+    with numpyro.plate("groups", 3):
+        numpyro.sample("a", dist.Normal(x, 1.0))
+    numpyro.factor("wall", jnp.where(x > 0.25, 0.0, -jnp.inf))
+
+
+@pytest.mark.filterwarnings("ignore::autoreparam.errors.ConvergenceWarning")  # the wall: not our question
+def test_auto_starts_elsewhere_when_the_origin_has_no_density(monkeypatch):
+    """The rule's program reports the density at the origin; where it is -inf, auto looks for another
+    start as ``infer`` does for every method (random points), instead of starting its chains there."""
+    from autoreparam import initial
+
+    starts = []
+    real = initial.initial_values
+
+    def initial_values(*args, **kwargs):
+        out = real(*args, **kwargs)
+        starts.append(out)
+        return out
+
+    monkeypatch.setattr("autoreparam.auto.initial_values", initial_values)
+    result = _auto(origin_excluded, num_warmup=200, num_samples=200, num_chains=2)
+    (values, _), = starts
+    assert float(values["x"]) > 0.25
+    assert np.all(np.asarray(result.samples["x"]) > 0.25)
 
 
 WALL = 200.0  # curvature of the penalty beyond x = 1: the posterior's sd there is about 0.07

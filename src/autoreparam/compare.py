@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 from autoreparam.auto import run_auto
 from autoreparam.coordinates import Coordinates
 from autoreparam.errors import ArgumentError
-from autoreparam.initial import ORIGIN, initial_values
+from autoreparam.initial import initial_values
 from autoreparam.mcmc.config import PAPER_L_GRID, HMCConfig, NUTSConfig
 from autoreparam.reparam.selection import select_sites
 from autoreparam.reparam.sites import analyse_model
@@ -128,9 +128,7 @@ def compare(
         oracle, labels = None, SPACES[method]
         if method == "auto":
             # auto starts at the unconstrained origin, as `infer(method="auto")` does (`initial.ORIGIN`).
-            origin, free_origin = initial_values(model, model_args, model_kwargs, structure.names, seed=seed,
-                                                 unconstrained=True, default=ORIGIN)
-            outcome = run_auto(coords, free_origin, origin, num_chains, nuts_config, seed)
+            outcome = run_auto(coords, None, None, num_chains, nuts_config, seed)
             chains, labels, decisions[method] = outcome.chains, (outcome.label,), outcome.reason
         elif kernel == "nuts":
             chains = sample_nuts(coords, vip.fits[method], num_chains, nuts_config, seed)

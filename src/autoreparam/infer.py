@@ -175,8 +175,12 @@ def infer(
     plan = select_sites(structure, sites)
     coords = Coordinates(model, model_args, model_kwargs, plan)
     given = given_parameterisation(plan, parameterisation) if method == "given" else None
-    start_values, free_init = initial_values(model, model_args, model_kwargs, structure.names, init_strategy, seed,
-                                     unconstrained=True, default=ORIGIN if method == "auto" else PRIOR_MEDIAN)
+    if method == "auto" and init_strategy is None:
+        start_values = free_init = None  # the unconstrained origin, found with auto's first lambda (run_auto)
+    else:
+        start_values, free_init = initial_values(model, model_args, model_kwargs, structure.names, init_strategy,
+                                                 seed, unconstrained=True,
+                                                 default=ORIGIN if method == "auto" else PRIOR_MEDIAN)
     timing = {"analysis": time.perf_counter() - started}
     oracle, vi, no_fit = None, None, False
     bar = _bar(progress and (method == "auto" or kernel == "nuts"), nuts_config)

@@ -37,6 +37,7 @@ import numpy as np
 from autoreparam.auto.pilot import MAX_DIVERGENT_SHARE, RETRY_TARGET_ACCEPTS, PilotScore, score
 from autoreparam.auto.rule_lambda import RuleLambda
 from autoreparam.coordinates import Coordinates
+from autoreparam.initial import ORIGIN, initial_values
 from autoreparam.mcmc.chains import ChainResult
 from autoreparam.mcmc.config import NUTSConfig
 from autoreparam.mcmc.nuts import chain_result, join, no_draws, segment_length
@@ -139,28 +140,48 @@ class _Run:
         return chains, join(parts), reason
 
     def lambda_at(self, flat_points) -> Parameterisation:
+        return self._timed(self.rule.lambda_at, flat_points)
+
+    def lambda_at_origin(self):
+        return self._timed(self.rule.lambda_at_origin)
+
+    def _timed(self, fn, *args):
         before = dict(self.rule.seconds)
-        lam = self.rule.lambda_at(flat_points)
+        out = fn(*args)
         self.timing["compile"] += self.rule.seconds["compile"] - before["compile"]
         self.timing["lambda"] += self.rule.seconds["run"] - before["run"]
-        return lam
+        return out
 
 
-def _start_positions(coords: Coordinates, free_init: dict, num_chains: int, seed: int) -> np.ndarray:
-    """The initial values in the centred unconstrained coordinates, jittered uniformly in (-1, 1) per
-    chain (Stan draws inits from (-2, 2); half that, around the prior median, keeps the early warm-up
+def _start_positions(coords: Coordinates, free_init: dict | None, num_chains: int, seed: int) -> np.ndarray:
+    """The initial values in the centred unconstrained coordinates (None: the origin), jittered
+    uniformly in (-1, 1) per chain (Stan draws inits from (-2, 2); half that keeps the early warm-up
     short while still dispersing the chains for R-hat)."""
-    centre = np.asarray(coords.ravel(free_init), dtype=np.float32)
+    centre = np.zeros(coords.dim, np.float32) if free_init is None else np.asarray(coords.ravel(free_init),
+                                                                                   dtype=np.float32)
     rng = np.random.default_rng(seed)
     return (centre + rng.uniform(-1.0, 1.0, (num_chains, centre.size))).astype(np.float32)
 
 
 def run_auto(coords: Coordinates, free_init: dict, init_values: dict, num_chains: int, config: NUTSConfig,
              seed: int, progress=None) -> AutoOutcome:
-    """Warm up in the rule's lambda (re-learnt before the last window), pilot, check, and draw."""
+    """Warm up in the rule's lambda (re-learnt before the last window), pilot, check, and draw.
+
+    ``free_init`` and ``init_values`` None: start at the origin of the unconstrained space
+    (``initial.ORIGIN``), whose values and log density the rule's program computes with the first
+    lambda, sparing a process's first call a program of its own (``initial.initial_values``, which
+    still runs when the density there is not finite, to find another start or name the site).
+    """
     plan, run = coords.plan, _Run(coords, config, seed, progress)
     centred = Parameterisation.centred(plan)
-    param = run.lambda_at(coords.ravel_original(init_values)[None]) if plan.sites else centred
+    at_origin = False
+    if init_values is None and plan.sites:
+        param, _, at_origin = run.lambda_at_origin()
+    if not at_origin:
+        if init_values is None:
+            init_values, free_init = initial_values(coords.model, coords.model_args, coords.model_kwargs, coords.names,
+                                                    seed=seed, unconstrained=True, default=ORIGIN)
+        param = run.lambda_at(coords.ravel_original(init_values)[None]) if plan.sites else centred
     chains = run.sampler.start(_start_positions(coords, free_init, num_chains, seed), np.ones(coords.dim), 1.0, seed)
     codes = warmup_codes(config.num_warmup)
     warm_parts, done, source, fresh = [], 0, centred, True
