@@ -163,8 +163,8 @@ def _start_positions(coords: Coordinates, free_init: dict | None, num_chains: in
     return (centre + rng.uniform(-1.0, 1.0, (num_chains, centre.size))).astype(np.float32)
 
 
-def run_auto(coords: Coordinates, free_init: dict, init_values: dict, num_chains: int, config: NUTSConfig,
-             seed: int, progress=None) -> AutoOutcome:
+def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | None, num_chains: int,
+             config: NUTSConfig, seed: int, progress=None) -> AutoOutcome:
     """Warm up in the rule's lambda (re-learnt before the last window), pilot, check, and draw.
 
     ``free_init`` and ``init_values`` None: start at the origin of the unconstrained space
