@@ -66,9 +66,10 @@ def z_scale(x: np.ndarray) -> np.ndarray:
 # Layout and order of operations. Arrays are (element, chain, draw), so that every mean over draws or
 # over chains runs along a contiguous last axis, where NumPy adds in the same (pairwise) order as for
 # ArviZ's one-element arrays; variances follow ArviZ's numba code (sums in sequence, then
-# E[x^2] - E[x]^2), which ArviZ uses whenever numba is installed, as it is here. The walk's stop below
-# compares sums that can be zero in exact arithmetic (the indicators of tail ESS), where a different
-# rounding would decide differently from ArviZ.
+# E[x^2] - E[x]^2), which ArviZ uses when numba is installed (the peers extra brings it; without it
+# ArviZ calls np.var, equal to the last few bits). The walk's stop below compares sums that can be
+# zero in exact arithmetic (the indicators of tail ESS), where such bits decide; in the stress run of
+# 18,000 elements, with numba, every stop was ArviZ's.
 
 
 def _mean_last(x: np.ndarray) -> np.ndarray:
