@@ -54,7 +54,7 @@ class StandardDiagnostics:
 
 def standard_diagnostics(draws: Mapping) -> StandardDiagnostics:
     """Bulk ESS, tail ESS and R-hat of every site of {name: array (chains, draws, *shape)}."""
-    bulk, tail, rhat = _elementwise(rank_normalised.bulk_tail_rhat, draws)
+    bulk, tail, rhat = _elementwise(rank_normalised.bulk_tail_rhat, _site_arrays(draws))
     return StandardDiagnostics(
         ess_bulk=bulk,
         ess_tail=tail,
@@ -73,12 +73,12 @@ def _quietly(fn, *args, **kwargs):
 
 def bulk_ess(draws) -> dict[str, np.ndarray]:
     """Rank-normalised bulk ESS per site (pooled over chains): az.ess(method="bulk")."""
-    return _elementwise(rank_normalised.ess_bulk, draws)
+    return _elementwise(rank_normalised.ess_bulk, _site_arrays(draws))
 
 
 def tail_ess(draws) -> dict[str, np.ndarray]:
     """Tail ESS per site, min of the 5% and 95% quantile ESS: az.ess(method="tail")."""
-    return _elementwise(rank_normalised.ess_tail, draws)
+    return _elementwise(rank_normalised.ess_tail, _site_arrays(draws))
 
 
 def mean_and_mcse(draws) -> tuple[np.ndarray, np.ndarray]:
@@ -113,10 +113,10 @@ def _site_arrays(draws) -> dict[str, np.ndarray]:
     return sites
 
 
-def _elementwise(diagnostic, draws):
-    """``diagnostic`` ((chains, draws, k) -> (k,), or a tuple of such) of every element, in one call
-    over all sites; returns {site: array of the site's shape} (or a tuple of them)."""
-    sites = _site_arrays(draws)
+def _elementwise(diagnostic, sites: dict[str, np.ndarray]):
+    """``diagnostic`` ((chains, draws, k) -> (k,), or a tuple of such) of every element of the checked
+    ``sites`` (``_site_arrays``), in one call over all of them; returns {site: array of the site's
+    shape} (or a tuple of them)."""
     shapes = {name: values.shape[2:] for name, values in sites.items()}
     flat = np.concatenate([values.reshape(values.shape[:2] + (-1,)) for values in sites.values()], axis=2)
     with np.errstate(divide="ignore", invalid="ignore"):  # a stuck chain gives inf or NaN, not a warning
