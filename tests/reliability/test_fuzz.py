@@ -143,6 +143,16 @@ def test_plan_restricted_to_some_methods():
         plan_fuzz(n=0, seed=0, mcmc_n=1, chunk=25, methods=["auto/hmc"])
 
 
+def test_invariance_alone_from_the_command_line():
+    from autoreparam.reliability.cli import _prior_cells
+
+    assert _prior_cells("none") == [] and _prior_cells(None) is None and _prior_cells("auto/nuts") == ["auto/nuts"]
+    alone = plan_fuzz(n=0, seed=0, mcmc_n=3, chunk=25, methods=_prior_cells("none"))
+    every = plan_fuzz(n=0, seed=0, mcmc_n=3, chunk=25)
+    assert [t["kind"] for t in alone] == ["invariance"] * 3
+    assert [t["key"] for t in alone] == [t["key"] for t in every if t["kind"] == "invariance"]
+
+
 def test_scan_twins_agree_with_their_unrolled_programs():
     tasks = plan_fuzz(n=0, seed=0, mcmc_n=0, chunk=2, scan_twins=3)
     assert [t["kind"] for t in tasks] == ["scan_twin", "scan_twin"]

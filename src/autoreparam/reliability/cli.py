@@ -41,6 +41,11 @@ def _listed(text):
     return None if text is None else [x for x in text.split(",") if x]
 
 
+def _prior_cells(text):
+    """The prior check's method/kernel cells from ``--mcmc-methods``: None (all), [] for 'none', or the list."""
+    return [] if text is not None and text.strip().lower() == "none" else _listed(text)
+
+
 def add_sbc_parser(sub):
     p = sub.add_parser("sbc", help="simulation-based calibration of every method and kernel; resumable, via Ray")
     p.add_argument("--out", default="results/sbc", help="one JSON per finished replication (default results/sbc)")
@@ -82,7 +87,8 @@ def add_fuzz_parser(sub):
     p.add_argument("--seed", type=int, default=0, help="corpus seed (program i is generate_program(i, seed))")
     p.add_argument("--mcmc-n", type=int, default=12, help="programs for the two sampling invariants")
     p.add_argument("--mcmc-methods", default=None,
-                   help="comma-separated method/kernel cells of the prior check, e.g. auto/nuts (default: all)")
+                   help="comma-separated method/kernel cells of the prior check, e.g. auto/nuts (default: all); "
+                        "'none' runs no prior check, only the invariance check")
     p.add_argument("--no-invariance", action="store_true", help="skip the invariance check on the sampled programs")
     p.add_argument("--chunk", type=int, default=25, help="identity programs per task")
     p.add_argument("--scan-twins", type=int, default=200,
@@ -98,7 +104,7 @@ def run_fuzz_command(args) -> int:
     record_command(args.out)
     start = time.perf_counter()
     store = run_fuzz(args.out, n=args.n, seed=args.seed, mcmc_n=args.mcmc_n, chunk=args.chunk,
-                     scan_twins=args.scan_twins, methods=_listed(args.mcmc_methods),
+                     scan_twins=args.scan_twins, methods=_prior_cells(args.mcmc_methods),
                      invariance=not args.no_invariance, address=args.address,
                      num_cpus=args.num_cpus, serial=args.serial, progress=not args.quiet,
                      deadline_minutes=args.deadline_minutes)
