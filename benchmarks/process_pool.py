@@ -11,6 +11,8 @@ Resumable: finished keys are skipped. (Its first version, for fuzzing only, was
 
     python benchmarks/process_pool.py fuzz --out results/fuzz --n 3000 --mcmc-n 5 --chunk 20 \
         --workers 16 --deadline-minutes 7
+    python benchmarks/process_pool.py fuzz --out results/fuzz_invariance --n 0 --mcmc-n 2000 \
+        --mcmc-methods none --skip-programs 300 --workers 16 --deadline-minutes 6
     python benchmarks/process_pool.py sbc --out results/sbc --replications 100 \
         --control-replications 20 --workers 16 --deadline-minutes 7
 
@@ -31,7 +33,14 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 def _fuzz_tasks(args):
     from autoreparam.reliability.fuzz import plan_fuzz, run_fuzz_task
 
-    tasks = plan_fuzz(args.n, args.seed, args.mcmc_n, args.chunk)
+    from autoreparam.reliability.cli import _prior_cells
+
+    tasks = plan_fuzz(args.n, args.seed, args.mcmc_n, args.chunk, methods=_prior_cells(args.mcmc_methods),
+                      invariance=not args.no_invariance)
+    if args.skip_programs:
+        # Another machine takes the first sampled programs: start this one further along the same list.
+        skipped = sorted({t["program"] for t in tasks if "program" in t})[:args.skip_programs]
+        tasks = [t for t in tasks if t.get("program") not in set(skipped)]
     # The sampling checks first (few tasks, each worth more), then the identity chunks in program order.
     return [t for t in tasks if t["kind"] != "identity"] + [t for t in tasks if t["kind"] == "identity"], run_fuzz_task
 
@@ -53,6 +62,10 @@ def _parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--seed", type=int, default=0)
     fuzz.add_argument("--mcmc-n", type=int, default=5)
     fuzz.add_argument("--chunk", type=int, default=20)
+    fuzz.add_argument("--mcmc-methods", default=None, help="as `autoreparam fuzz --mcmc-methods` ('none': no prior check)")
+    fuzz.add_argument("--no-invariance", action="store_true", help="skip the invariance check")
+    fuzz.add_argument("--skip-programs", type=int, default=0,
+                      help="leave out the first N sampled programs (another machine runs them)")
     sbc = sub.add_parser("sbc", help="the tasks of `autoreparam sbc` (every model and method/kernel cell)")
     sbc.add_argument("--out", required=True)
     sbc.add_argument("--replications", type=int, default=100)
