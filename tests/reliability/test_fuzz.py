@@ -175,3 +175,20 @@ def test_scan_twin_check_sees_a_step_read_at_the_wrong_index(monkeypatch):
     result = run_fuzz_task({"key": "t", "kind": "scan_twin", "seed": 0, "programs": [index]})["results"][0]
     assert result["status"] == "ok", result.get("error")
     assert "twin_density" in result["failed"] and "identity" in result["failed"]
+
+
+def test_a_disagreement_of_two_trusted_runs_is_silent_even_if_the_third_run_is_flagged():
+    from autoreparam.reliability.prior import FUZZ_ALPHA, invariance_pairs
+
+    fail, ok = FUZZ_ALPHA / 10, 0.5
+    # cp vs ncp: pass; cp vs random: pass; ncp vs random: fail. cp flagged, ncp and random trusted.
+    adjusted = np.array([ok, ok, ok, ok, fail, ok])
+    pairs, trustworthy = invariance_pairs(adjusted, {"cp": False, "ncp": True, "random": True})
+    assert [p["failed"] for p in pairs.values()] == [False, False, True]
+    assert pairs["ncp vs random"]["both_trustworthy"] and pairs["ncp vs random"]["min_adjusted_p"] == fail
+    assert trustworthy  # silent: the flag on cp did not warn about ncp and random disagreeing
+    # The same disagreement with random flagged: the user of random was warned, ncp is the likely right one.
+    assert not invariance_pairs(adjusted, {"cp": True, "ncp": True, "random": False})[1]
+    # Passing: trustworthy means every run was trusted.
+    assert invariance_pairs(np.full(6, ok), {"cp": True, "ncp": True, "random": True})[1]
+    assert not invariance_pairs(np.full(6, ok), {"cp": False, "ncp": True, "random": True})[1]
