@@ -75,3 +75,20 @@ def test_error(case):
     assert (error.kind, error.pos.line, error.pos.column) == (kind, line, column)
     if line:
         assert f":{line}:{column}: {kind} error" in str(error)
+
+
+def test_a_data_file_fault_names_the_data_file_not_the_program(tmp_path):
+    program = tmp_path / "groups.arp"
+    program.write_text(GROUPS)
+    cut = tmp_path / "cut.json"
+    cut.write_text('{"N": 3,\n "J": 2 "g": [1]}')
+    error = _error(str(program), str(cut))
+    assert str(error).startswith(f"{cut}:2:9: data error: not valid JSON") and "groups.arp" not in str(error)
+    assert '"J": 2 "g"' in str(error)  # the data file's line, with a caret under the fault
+    missing = tmp_path / "nope.json"
+    assert str(_error(str(program), str(missing))) == f"{missing}: data error: data file not found"
+    assert "is a folder" in str(_error(str(program), str(tmp_path)))
+    latin = tmp_path / "latin.json"
+    latin.write_bytes('{"N": "é"}'.encode("latin-1"))
+    assert str(_error(str(program), str(latin))).startswith(f"{latin}: data error: the data file is not UTF-8")
+    assert "not list" in str(_error(str(program), ["N", 3]))

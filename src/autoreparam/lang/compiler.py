@@ -212,9 +212,10 @@ def compile_program(source, data: Mapping | str | os.PathLike | None = None, *, 
     text, source_path = _read_source(source)
     path = path or source_path
     program = parse(text, path=path)
+    given = read_data(data)  # a data file's own faults name that file, not a line of the program
     try:
         checked = check(program)
-        arrays = bind_data(checked, read_data(data))
+        arrays = bind_data(checked, given)
         _check_declared_sizes(checked, arrays)
         observed = {name: arrays[name] for name in checked.observed}
         covariates = {name: value for name, value in arrays.items() if name not in checked.observed}

@@ -21,19 +21,35 @@ from autoreparam.lang.errors import ProgramError
 
 
 def read_data(data: Mapping | str | os.PathLike | None) -> dict:
-    """A data mapping from a dict, a JSON file's path, or None (no data)."""
+    """A data mapping from a dict, a JSON file's path, or None (no data).
+
+    A file's faults (missing, a folder, not UTF-8, not JSON, not one object) name the data file, with
+    the line and column of a JSON error, not the program's.
+    """
     if data is None:
         return {}
     if isinstance(data, Mapping):
         return dict(data)
+    if not isinstance(data, (str, os.PathLike)):
+        raise ProgramError("data", None, "the data must be a mapping (field name -> value), the path of a JSON file "
+                           f"or None, not {type(data).__name__}", path="<data>")
     path = Path(data)
     try:
-        with open(path, encoding="utf-8") as f:
-            loaded = json.load(f)
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ProgramError("data", None, "data file not found", path=str(path)) from None
+    except IsADirectoryError:
+        raise ProgramError("data", None, "the data path is a folder; give the JSON file inside it", path=str(path)) from None
+    except UnicodeDecodeError as error:
+        raise ProgramError("data", None, f"the data file is not UTF-8 text ({error.reason} at byte {error.start}); "
+                           "save it as UTF-8 JSON", path=str(path)) from None
+    except OSError as error:
+        raise ProgramError("data", None, f"the data file cannot be read: {error.strerror}", path=str(path)) from None
+    try:
+        loaded = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ProgramError("data", ir.Pos(error.lineno, error.colno), f"not valid JSON: {error.msg}", path=str(path)) from None
+        raise ProgramError("data", ir.Pos(error.lineno, error.colno), f"not valid JSON: {error.msg}", source=text,
+                           path=str(path)) from None
     if not isinstance(loaded, dict):
         raise ProgramError("data", None, "the data file must hold one JSON object: field name -> value", path=str(path))
     return loaded
