@@ -494,7 +494,27 @@ ERROR_CASES = {
         lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), **{**TINY, "num_chains": True}), ArgumentError,
         "num_chains must be a positive integer, got True"),
     "seed as a string": (
-        lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), seed="0", **TINY), ArgumentError, "seed must be an integer"),
+        lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), seed="0", **TINY), ArgumentError,
+        "seed must be a non-negative integer"),
+    "negative seed, before anything compiles": (
+        lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), seed=-1, **TINY), ArgumentError,
+        "seed must be a non-negative integer, got -1"),
+    "given parameterisation as a method's name": (
+        lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), method="given", parameterisation="ncp", **TINY),
+        ArgumentError, r"not the string 'ncp'.*method='ncp'"),
+    "given parameterisation of a site as a string": (
+        lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), method="given", parameterisation={"theta": "half"},
+                         **TINY), SiteError, r"site 'theta': .*not the string 'half'"),
+    "observations given as a dict": (
+        lambda: ar.infer(hierarchy, {"y": np.ones(3)}, jnp.ones(3), **TINY), DataError,
+        r"observed site 'y' was given a dict, not numbers"),
+    "observations given as strings": (
+        lambda: ar.infer(_three_groups, np.array(["1", "2", "3"]), **TINY), DataError,
+        r"observed site 'y' was given a ndarray of <U1, not numbers"),
+    "ragged observations": (
+        lambda: ar.infer(_three_groups, [1.0, 2.0, [3.0]], **TINY), DataError, r"observed site 'y' was given a ragged list"),
+    "predict_parameterisation with a model that is not callable": (
+        lambda: ar.predict_parameterisation(None), ArgumentError, "model must be a NumPyro model.*NoneType"),
     "unknown method for fit_vip's form": (
         lambda: ar.fit_vip(hierarchy, jnp.ones(3), jnp.ones(3), form="loose", config=VI), ArgumentError,
         "form must be 'tied' or 'separate'"),

@@ -36,8 +36,9 @@ def check_call(model, model_args: tuple, model_kwargs: dict, seed) -> tuple[tupl
     alone, as are tuples (often shapes).
     """
     check_model(model)
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
-        raise ArgumentError(f"seed must be an integer, got {seed!r} ({type(seed).__name__})")
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        # Negative seeds would fail late, inside NumPy's random generator, after compiling.
+        raise ArgumentError(f"seed must be a non-negative integer, got {seed!r} ({type(seed).__name__})")
     args = tuple(_as_array(value) for value in model_args)
     kwargs = {name: _as_array(value) for name, value in model_kwargs.items()}
     return args, kwargs

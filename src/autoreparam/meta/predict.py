@@ -27,6 +27,7 @@ from autoreparam.meta.network import MetaGNN, as_jax
 from autoreparam.meta.weights import load_network
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import ReparamPlan
+from autoreparam.validation import check_call
 
 Network = MetaGNN | MetaEnsemble  # an ensemble is called like one network
 SHIPPED = "meta_gnn"  # stem of the shipped weights in autoreparam/meta/weights/
@@ -121,6 +122,7 @@ def predict(model: Callable, *args, network: Network | None = None, seed: int = 
     Like ``infer``, it switches on the persistent compilation cache (`autoreparam.compilation_cache`),
     so that a new process reuses the compiled probe and network programs of an earlier one.
     """
+    args, kwargs = check_call(model, args, kwargs, seed)
     compilation_cache.ensure()
     start = time.perf_counter()
     graph = model_graph(model, *args, seed=seed, **kwargs)

@@ -20,6 +20,19 @@ from autoreparam.errors import ArgumentError, SiteError
 from autoreparam.reparam.selection import ReparamPlan
 
 
+def _as_numbers(value, what: str, site: str | None = None) -> jax.Array:
+    """``value`` as a float array, or an error naming the site (if any) and what was given."""
+    if isinstance(value, str):
+        problem = (f"{what} must be numbers in [0, 1], not the string {value!r}; for the centred or non-centred "
+                   "parameterisation use method='cp' or method='ncp'")
+    else:
+        try:
+            return jnp.asarray(value, dtype=jnp.result_type(float))
+        except (TypeError, ValueError) as error:
+            problem = f"{what} must be numbers in [0, 1] (a scalar or an array), not {type(value).__name__} ({error})"
+    raise SiteError(site, problem) if site is not None else ArgumentError(problem)
+
+
 def _as_site_arrays(plan: ReparamPlan, value, what: str) -> dict[str, jax.Array]:
     """Broadcast a scalar, or check a per-site mapping, to one array per planned site."""
     if isinstance(value, Mapping):
@@ -32,12 +45,12 @@ def _as_site_arrays(plan: ReparamPlan, value, what: str) -> dict[str, jax.Array]
             raise SiteError(missing[0], f"no {what} given for this reparameterised site")
         out = {}
         for site in plan.sites:
-            arr = jnp.asarray(value[site.name], dtype=jnp.result_type(float))
+            arr = _as_numbers(value[site.name], what, site.name)
             if arr.ndim and arr.shape != site.shape:
                 raise SiteError(site.name, f"{what} has shape {arr.shape} but the site has shape {site.shape}")
             out[site.name] = jnp.broadcast_to(arr, site.shape)
         return out
-    arr = jnp.asarray(value, dtype=jnp.result_type(float))
+    arr = _as_numbers(value, what)
     if arr.ndim:
         raise ArgumentError(f"{what} must be a scalar or a mapping from site name to array, got shape {arr.shape}")
     return {s.name: jnp.full(s.shape, arr) for s in plan.sites}

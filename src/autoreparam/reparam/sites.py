@@ -71,6 +71,20 @@ class ModelStructure:
         return sum(s.size for s in self.latents)
 
 
+def _observed_numbers(name: str, value) -> np.ndarray:
+    """An observed value as a NumPy array of numbers, or a `DataError` naming the site and what it got."""
+    try:
+        array = np.asarray(value)
+    except ValueError:  # e.g. a ragged list
+        raise DataError(f"observed site '{name}' was given a ragged {type(value).__name__}; observations must be a "
+                        "rectangular array of numbers") from None
+    if array.dtype.kind not in "biuf":
+        held = f"{type(value).__name__}" + (f" of {array.dtype}" if isinstance(value, np.ndarray) else "")
+        raise DataError(f"observed site '{name}' was given a {held}, not numbers; obs= takes an array of numbers "
+                        "(check what the model was given for it)")
+    return array
+
+
 def _check_finite_arguments(args, kwargs) -> None:
     """Reject NaN or infinite data early, naming the argument, instead of returning NaN densities."""
     named = [(f"positional argument {i}", a) for i, a in enumerate(args)]
@@ -171,7 +185,7 @@ def analyse_model(model: Callable, *args, seed: int = 0, **kwargs) -> ModelStruc
         if msg["is_observed"]:
             value = msg["value"]
             # numpy, not jnp: inside a jit trace jnp would stage the check and return a tracer.
-            if not isinstance(value, jax.core.Tracer) and not np.all(np.isfinite(np.asarray(value))):
+            if not isinstance(value, jax.core.Tracer) and not np.all(np.isfinite(_observed_numbers(name, value))):
                 raise DataError(f"observed site '{name}' contains NaN or infinite values")
             check_observed_site(name, msg)
             observed.append(name)
