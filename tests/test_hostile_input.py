@@ -23,7 +23,7 @@ import numpyro
 import numpyro.distributions as dist
 import pytest
 from numpyro.contrib.control_flow import scan
-from numpyro.infer import Predictive
+from numpyro.infer import Predictive, init_to_value
 
 import autoreparam as ar
 from autoreparam import cli, validation
@@ -513,6 +513,18 @@ ERROR_CASES = {
         r"observed site 'y' was given a ndarray of <U1, not numbers"),
     "ragged observations": (
         lambda: ar.infer(_three_groups, [1.0, 2.0, [3.0]], **TINY), DataError, r"observed site 'y' was given a ragged list"),
+    "init_strategy that is not a strategy": (
+        lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), init_strategy={"theta": 0.0}, **TINY), ArgumentError,
+        "init_strategy must be a NumPyro init strategy.*not dict"),
+    "init value for a misspelt site": (
+        lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), init_strategy=init_to_value(values={"thetaa": 0.0}),
+                         **TINY), SiteError, r"site 'thetaa': init_to_value .* not a latent site .*mu, tau, theta"),
+    "init value of the wrong shape": (
+        lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), init_strategy=init_to_value(values={"theta": np.zeros(2)}),
+                         **TINY), SiteError, r"site 'theta': init_to_value's value has shape \(2,\), but the site has shape \(3,\)"),
+    "init value outside the support": (
+        lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), method="cp", init_strategy=init_to_value(values={"tau": -1.0}),
+                         **TINY), ModelError, r"invalid scale.*at the values of the init_strategy given"),
     "predict_parameterisation with a model that is not callable": (
         lambda: ar.predict_parameterisation(None), ArgumentError, "model must be a NumPyro model.*NoneType"),
     "unknown method for fit_vip's form": (

@@ -17,7 +17,7 @@ from autoreparam import compilation_cache
 from autoreparam.auto import run_auto
 from autoreparam.coordinates import Coordinates
 from autoreparam.errors import ArgumentError, ConvergenceWarning
-from autoreparam.initial import ORIGIN, PRIOR_MEDIAN, initial_values
+from autoreparam.initial import ORIGIN, PRIOR_MEDIAN, check_init_strategy, initial_values
 from autoreparam.meta.predict import predict as meta_predict
 from autoreparam.meta.start import start_without_fit
 from autoreparam.mcmc.config import PAPER_L_GRID, HMCConfig, NUTSConfig
@@ -171,6 +171,7 @@ def infer(
         raise ArgumentError(f"oracle_metric must be one of {', '.join(ORACLE_METRICS)}, got {oracle_metric!r}")
     started = time.perf_counter()
     structure = analyse_model(model, *model_args, seed=seed, **model_kwargs)
+    check_init_strategy(init_strategy, structure.latents)
     warn_if_unrolled(structure.names)
     plan = select_sites(structure, sites)
     coords = Coordinates(model, model_args, model_kwargs, plan)

@@ -12,17 +12,18 @@ NumPyro's ``find_valid_initial_params`` does, the default strategy falls back to
 
 from __future__ import annotations
 
-from typing import Callable
+import functools
+from typing import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import numpyro
 from numpyro import handlers
-from numpyro.infer.initialization import init_to_feasible, init_to_median, init_to_uniform
+from numpyro.infer.initialization import init_to_feasible, init_to_median, init_to_uniform, init_to_value
 from numpyro.infer.util import log_density, unconstrain_fn
 
-from autoreparam.errors import ModelError, SiteError
+from autoreparam.errors import ArgumentError, ModelError, SiteError
 from autoreparam.mcmc.programs import PROGRAMS
 from autoreparam.model_data import ModelData
 from autoreparam.validation import model_failure, nonfinite_site
@@ -37,6 +38,35 @@ PRIOR_MEDIAN = init_to_median(num_samples=15)
 # far out (election '88's N(0, 100) coefficients: a median of 15 draws is off by about 30, so every
 # logit saturates and the Section 3 rule sees no curvature from the data).
 ORIGIN = init_to_feasible
+
+
+def check_init_strategy(init_strategy, latents: Sequence) -> None:
+    """A user's ``init_strategy``, checked before anything runs: a NumPyro init strategy, and where it is
+    ``init_to_value(values=...)``, values for latent sites (``latents``: `SiteInfo`) of their shapes.
+
+    NumPyro ignores a value for a name that is no latent site, so a misspelt name would silently
+    start that site from its default instead.
+    """
+    if init_strategy is None:
+        return
+    if not callable(init_strategy):
+        raise ArgumentError("init_strategy must be a NumPyro init strategy, e.g. "
+                            f"numpyro.infer.init_to_value(values={{...}}), not {type(init_strategy).__name__}")
+    if not (isinstance(init_strategy, functools.partial) and init_strategy.func is init_to_value):
+        return
+    shapes = {site.name: tuple(site.shape) for site in latents}
+    for name, value in (init_strategy.keywords.get("values") or {}).items():
+        if name not in shapes:
+            raise SiteError(name, "init_to_value gives a value for a name that is not a latent site of the model "
+                            f"(latent sites: {', '.join(shapes)})")
+        shape = tuple(np.shape(value))
+        try:
+            fits = np.broadcast_shapes(shape, shapes[name]) == shapes[name]
+        except ValueError:
+            fits = False
+        if not fits:
+            raise SiteError(name, f"init_to_value's value has shape {shape}, but the site has shape {shapes[name]}: "
+                            "give an array of the site's shape (or a scalar)")
 
 
 def initial_values(
@@ -61,7 +91,11 @@ def initial_values(
         values, total, free = _values(model, model_args, model_kwargs, names, strategy, strategy_seed)
         if np.isfinite(total):
             return (values, free) if unconstrained else values
-        problem = nonfinite_site(model, model_args, model_kwargs, values)
+        # A user's values that break the model (a negative scale fails in a distribution's constructor)
+        # are the values' fault, not the model's.
+        cause = None if init_strategy is None else ("at the values of the init_strategy given: check that each lies "
+                                                    "inside its site's support, e.g. a scale must be positive")
+        problem = nonfinite_site(model, model_args, model_kwargs, values, cause=cause)
         if problem is None:
             return (values, free) if unconstrained else values
         first_problem = first_problem or problem

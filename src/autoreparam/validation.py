@@ -84,13 +84,17 @@ def _short(value, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def model_failure(model: Callable, error: Exception, last_site: str | None = None) -> ModelError:
-    """The error for a model that raised while autoreparam ran it; ``last_site``: the last site it reached."""
+def model_failure(model: Callable, error: Exception, last_site: str | None = None,
+                  cause: str | None = None) -> ModelError:
+    """The error for a model that raised while autoreparam ran it; ``last_site``: the last site it reached;
+    ``cause``: the advice when the caller knows better where the fault lies (e.g. a user's init values)."""
     if isinstance(error, AutoreparamError):
         return error
     text = str(error) or "(no message)"
     hint = "fix the model or the arguments given to it"
-    if "size of plate should be positive" in text:
+    if cause:
+        hint = cause
+    elif "size of plate should be positive" in text:
         hint = "a plate of size 0 (e.g. an empty data set) is not allowed: pass at least one observation"
     elif isinstance(error, jax.errors.TracerArrayConversionError) and _raised_in(error, "numpyro/distributions/constraints"):
         hint = (
@@ -179,11 +183,13 @@ _SINGLETON_CONSTRAINTS = tuple(
 )
 
 
-def nonfinite_site(model: Callable, model_args: tuple, model_kwargs: dict, values: dict) -> tuple[str, str] | None:
+def nonfinite_site(model: Callable, model_args: tuple, model_kwargs: dict, values: dict,
+                   cause: str | None = None) -> tuple[str, str] | None:
     """``(site, explanation)`` for the first site whose log density is not finite at the latent ``values``.
 
     None when the model's log density is finite there. Factors count as sites (NumPyro records
-    ``numpyro.factor`` as an observed ``Unit`` site), so a NaN factor is named too.
+    ``numpyro.factor`` as an observed ``Unit`` site), so a NaN factor is named too. ``cause``: as for
+    `model_failure`, if the model raises.
     """
     # NumPyro's validation stays as the samplers will see it: where it is on (the default), a value
     # outside a site's support gets log density -inf, which is what we are looking for.
@@ -197,7 +203,7 @@ def nonfinite_site(model: Callable, model_args: tuple, model_kwargs: dict, value
             _, trace = log_density(model, model_args, model_kwargs, values)
             return _first_nonfinite_site(trace, total)
     except Exception as error:  # noqa: BLE001 - re-raised as an autoreparam error naming the model
-        raise model_failure(model, error) from error
+        raise model_failure(model, error, cause=cause) from error
 
 
 def _first_nonfinite_site(trace, total) -> tuple[str, str]:
