@@ -576,6 +576,8 @@ def test_corrupted_data_file_names_the_file_and_what_to_do(tmp_path, real_data_d
         (["run", "radon_mn", "--data-dir", "{tmp}", "--quiet"], "radon/srrs2.dat' not found"),
         (["vip", "gaussian_section3", "--option", "nonsense=1"], "takes no option"),
         (["download", "nope"], "unknown data set or file 'nope'"),
+        (["run", "gaussian_section3", "--option", "q=abc", "--quiet"], "q must be a number, got 'abc'"),
+        (["graph", "eight_schools", "--json", "/proc/no_such_folder/g.json"], "cannot write --json /proc/no_such_folder"),
     ],
 )
 def test_command_line_errors_are_one_line_and_exit_2(argv, message, tmp_path, capsys):
@@ -583,6 +585,12 @@ def test_command_line_errors_are_one_line_and_exit_2(argv, message, tmp_path, ca
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("autoreparam: error:") and message in err
+
+
+def test_graph_json_goes_into_a_new_folder(tmp_path, capsys):
+    target = tmp_path / "new" / "g.json"
+    assert cli.main(["graph", "eight_schools", "--json", str(target)]) == 0
+    assert json.loads(target.read_text())["node_type"]
 
 
 def test_command_line_corrupted_data_file(tmp_path, real_data_dir, capsys):

@@ -163,7 +163,11 @@ def cmd_graph(args) -> int:
     graph = model_graph(problem.model, *problem.args, seed=args.seed, **problem.kwargs)
     print(f"{problem.name}: {problem.description}\n{graph.describe()}")
     if args.json:
-        Path(args.json).write_text(graph.to_json())
+        try:
+            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.json).write_text(graph.to_json())
+        except OSError as error:
+            raise ArgumentError(f"cannot write --json {args.json}: {error.strerror or error}") from None
         print(f"wrote {args.json}")
     return 0
 

@@ -8,11 +8,19 @@ from jax.core import Tracer
 from autoreparam.errors import ArgumentError
 
 
+def _numbers(name: str, value) -> np.ndarray:
+    """`value` as float64, or an `ArgumentError` naming it (e.g. ``--option q=abc`` arrives as a string)."""
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"{name} must be a number, got {value!r}") from None
+
+
 def check_interval(name: str, value, low: float, high: float) -> None:
     """`ArgumentError` unless every element of `value` lies in ``[low, high]``; None passes."""
     if value is None or isinstance(value, Tracer):
         return
-    array = np.asarray(value, dtype=np.float64)
+    array = _numbers(name, value)
     # Written so that NaN fails: NaN compares false with everything.
     if not np.all((array >= low) & (array <= high)):
         raise ArgumentError(f"{name} must lie in [{low}, {high}], got {value!r}")
@@ -22,7 +30,7 @@ def check_positive(name: str, value) -> None:
     """`ArgumentError` unless every element of `value` is finite and > 0."""
     if isinstance(value, Tracer):
         return
-    array = np.asarray(value, dtype=np.float64)
+    array = _numbers(name, value)
     if not np.all(np.isfinite(array) & (array > 0)):
         raise ArgumentError(f"{name} must be finite and positive, got {value!r}")
 
