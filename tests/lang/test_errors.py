@@ -92,3 +92,22 @@ def test_a_data_file_fault_names_the_data_file_not_the_program(tmp_path):
     latin.write_bytes('{"N": "é"}'.encode("latin-1"))
     assert str(_error(str(program), str(latin))).startswith(f"{latin}: data error: the data file is not UTF-8")
     assert "not list" in str(_error(str(program), ["N", 3]))
+
+
+@pytest.mark.parametrize("text,data,line,message", [
+    ("mu ~ normal(0, -5)\n", None, 1, "normal's parameters are invalid here (Normal distribution got invalid scale"),
+    ("mu ~ normal(0, 1)\nx ~ exponential(0)\n", None, 2, "exponential's parameters are invalid here"),
+    ("mu ~ normal(0, 1/0)\n", None, 1, "normal's scale is infinite or NaN here"),
+    ("data J: int\ndata s: real[J]\nmu ~ normal(0, 1)\nfor (j in 1 .. J)\n  t[j] ~ normal(mu, s[j])\n",
+     {"J": 2, "s": [1.0, 0.0]}, 5, "normal's parameters are invalid here"),
+])
+def test_a_parameter_out_of_its_domain_names_the_statement_when_the_model_runs(text, data, line, message):
+    import numpy as np
+    import numpyro
+
+    with np.errstate(divide="ignore"):  # 1/0 among the constants: NumPy's warning, then our error
+        model, args, kwargs = compile_program(text, data)
+        with pytest.raises(ProgramError) as info:
+            numpyro.handlers.seed(model, 0)(*args, **kwargs)
+    assert info.value.kind == "value" and info.value.pos.line == line and message in str(info.value)
+    assert str(info.value).startswith(f"<program>:{line}:") and "^" in str(info.value)

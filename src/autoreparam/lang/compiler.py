@@ -35,8 +35,10 @@ def _float_dtype():
 class _Run:
     """One execution of a program: the dry run (``checking``) or the NumPyro model's body."""
 
-    def __init__(self, checked: CheckedProgram, env: dict, observed: dict, checking: bool):
+    def __init__(self, checked: CheckedProgram, env: dict, observed: dict, checking: bool,
+                 source: tuple[str | None, str | None] = (None, None)):
         self.checked = checked
+        self.source = source  # (program text, path): where an error found while the model runs points
         self.observed = observed  # observed name -> array or None (sample it)
         self.ev = Evaluator(env, checking)
         self.checking = checking
@@ -137,11 +139,22 @@ class _Run:
             return obs if obs is not None else np.zeros(self.ev.loop_shape())
         if obs is not None and spec.support == "real" and isinstance(obs, np.ndarray):
             obs = obs.astype(_float_dtype())
+        for param, value in zip(spec.params, values):
+            if is_static(value) and not np.all(np.isfinite(np.asarray(value, dtype=np.float64))):
+                raise ProgramError("value", stmt.pos, f"{spec.name}'s {param} is infinite or NaN here (e.g. a division "
+                                   "by zero among the constants or data)").located(*self.source)
+        try:
+            fn = spec.build(*values)
+        except ValueError as error:
+            # NumPyro validates only concrete parameters, so these come from constants or data (a zero or
+            # negative scale, low > high, an infinity), which the dry run, with no distributions, cannot see.
+            raise ProgramError("value", stmt.pos, f"{spec.name}'s parameters are invalid here ({error}); check the "
+                               "constants and data this statement gives it").located(*self.source) from None
         loops = self.ev.loops
         with contextlib.ExitStack() as stack:
             for depth, loop in enumerate(loops):
                 stack.enter_context(numpyro.plate(loop.plate, loop.size, dim=depth - len(loops)))
-            return numpyro.sample(name, spec.build(*values), obs=obs)
+            return numpyro.sample(name, fn, obs=obs)
 
     def assign(self, stmt: ir.Assign):
         value = self.ev.eval(stmt.value)
@@ -222,11 +235,12 @@ def compile_program(source, data: Mapping | str | os.PathLike | None = None, *, 
         _Run(checked, {**covariates, **observed}, observed, checking=True).block(program.statements)
     except ProgramError as error:
         raise error.located(text, path) from None
-    model = _build_model(checked, covariates, tuple(observed), Path(path).stem)
+    model = _build_model(checked, covariates, tuple(observed), Path(path).stem, (text, path))
     return CompiledProgram(model, (), observed, program, arrays, path)
 
 
-def _build_model(checked: CheckedProgram, covariates: dict, observed_names: tuple, name: str):
+def _build_model(checked: CheckedProgram, covariates: dict, observed_names: tuple, name: str,
+                 source: tuple[str, str] = (None, None)):
     def model(**observed):
         unknown = sorted(set(observed) - set(observed_names))
         if unknown:
@@ -234,7 +248,7 @@ def _build_model(checked: CheckedProgram, covariates: dict, observed_names: tupl
                                f"arguments, not {unknown}")
         values = {n: observed.get(n) for n in observed_names}
         env = {**covariates, **{n: np.asarray(v) if not hasattr(v, "shape") else v for n, v in values.items() if v is not None}}
-        _Run(checked, env, values, checking=False).block(checked.program.statements)
+        _Run(checked, env, values, checking=False, source=source).block(checked.program.statements)
 
     model.__name__ = model.__qualname__ = name.replace("-", "_") or "program"
     model.__doc__ = f"NumPyro model compiled from {name}; keyword arguments: {', '.join(observed_names) or 'none'}."

@@ -9,7 +9,8 @@ from autoreparam.lang.ir import Pos
 class ProgramError(AutoreparamError, ValueError):
     """A program that cannot be parsed, checked or compiled with the data given.
 
-    ``kind`` is one of "syntax", "name", "type", "shape", "data"; ``pos`` the position at fault.
+    ``kind`` is one of "syntax", "name", "type", "shape", "data", "value" (a distribution's parameter out
+    of its domain, found when the model first runs); ``pos`` the position at fault.
     The message reads ``<source>:<line>:<column>: <kind> error: <what>`` followed, when the source
     text is known, by the offending line and a caret under the column.
     """
