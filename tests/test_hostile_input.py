@@ -577,6 +577,8 @@ def test_corrupted_data_file_names_the_file_and_what_to_do(tmp_path, real_data_d
         (["vip", "gaussian_section3", "--option", "nonsense=1"], "takes no option"),
         (["download", "nope"], "unknown data set or file 'nope'"),
         (["run", "gaussian_section3", "--option", "q=abc", "--quiet"], "q must be a number, got 'abc'"),
+        (["run", "eight_schools", "--lam", "0.3", "--method", "cp", "--quiet"], "--lam sets the lambda of --method given"),
+        (["graph", "eight_schools", "--sites", "thetaa"], "--sites does not apply to graph"),
         (["graph", "eight_schools", "--json", "/proc/no_such_folder/g.json"], "cannot write --json /proc/no_such_folder"),
     ],
 )

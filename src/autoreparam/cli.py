@@ -63,6 +63,9 @@ def _sites(text: str):
 def cmd_run(args) -> int:
     import autoreparam as ar
 
+    if args.lam is not None and args.method != "given":
+        raise ArgumentError(f"--lam sets the lambda of --method given, not of --method {args.method}; add "
+                            "--method given or drop --lam")
     problem = _problem(args)
     result = ar.infer(
         problem.model, *problem.args, method=args.method, kernel=args.kernel, num_chains=args.chains,
@@ -159,6 +162,8 @@ def cmd_graph(args) -> int:
 
     from autoreparam.graph import model_graph
 
+    if args.sites != "default":
+        raise ArgumentError("--sites does not apply to graph: the graph holds every latent site of the model")
     problem = _problem(args)
     graph = model_graph(problem.model, *problem.args, seed=args.seed, **problem.kwargs)
     print(f"{problem.name}: {problem.description}\n{graph.describe()}")
