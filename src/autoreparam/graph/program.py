@@ -20,7 +20,7 @@ from numpyro import handlers
 
 from autoreparam.errors import ModelError, UnsupportedError
 from autoreparam.graph.types import EdgeType
-from autoreparam.graph.vocabulary import FAMILY_EXTRA_PARAMETERS, OTHER_DISTRIBUTIONS, check_distribution
+from autoreparam.graph.vocabulary import FAMILY_EXTRA_PARAMETERS, OTHER_DISTRIBUTIONS, OTHER_METHODS, check_distribution
 from autoreparam.model_data import ModelData
 from autoreparam.reparam.families import Family, find_family, unwrap
 
@@ -64,7 +64,7 @@ def _check_wrappers(name: str, fn) -> None:
         fn = fn.base_dist
     if isinstance(fn, (dist.MaskedDistribution,)) or type(fn).__name__.endswith("TruncatedDistribution"):
         raise UnsupportedError(f"wrapper '{type(fn).__name__}' of site '{name}'",
-                               "masked or truncated sites are not covered by the model graph")
+                               f"masked or truncated sites are not covered by the model graph; {OTHER_METHODS}")
 
 
 def _static_record(name: str, msg) -> dict:
@@ -87,7 +87,7 @@ def _site_messages(trace) -> list[tuple[str, dict]]:
         if msg["type"] in _PASSIVE_MESSAGES:
             continue
         if msg["type"] != "sample":
-            raise UnsupportedError(f"'{msg['type']}' statement '{name}'", "not covered by the model graph")
+            raise UnsupportedError(f"'{msg['type']}' statement '{name}'", f"not covered by the model graph; {OTHER_METHODS}")
         if msg["infer"].get("is_auxiliary"):
             raise UnsupportedError(f"auxiliary site '{name}'", "build the graph of the centred model, before "
                                    "any reparameterisation handler")

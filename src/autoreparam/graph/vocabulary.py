@@ -99,12 +99,16 @@ FAMILY_EXTRA_PARAMETERS: dict[str, tuple[str, ...]] = {"StudentT": ("df",)}
 DISTRIBUTIONS: tuple[str, ...] = tuple(supported_family_names()) + tuple(OTHER_DISTRIBUTIONS)
 
 
+# What a user can do when the graph cannot read a model: only method="meta" (and `graph`) read it.
+OTHER_METHODS = "method='meta' reads the graph; the other methods do not (method='auto', the default, handles this model)"
+
+
 def check_distribution(site: str, name: str) -> None:
     """`UnsupportedError` naming the site and its distribution unless the graph covers it."""
     if name not in DISTRIBUTIONS:
         raise UnsupportedError(
             f"distribution '{name}' of site '{site}'",
-            f"not covered by the model graph (covered: {', '.join(DISTRIBUTIONS)})",
+            f"not covered by the model graph (covered: {', '.join(DISTRIBUTIONS)}); {OTHER_METHODS}",
         )
 
 
