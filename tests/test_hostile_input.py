@@ -420,6 +420,11 @@ def _three_groups(y):
         numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
 
 
+def _scale_from_a_real_latent():
+    s = numpyro.sample("s", dist.Normal(-3.0, 0.1))  # negative at every draw
+    numpyro.sample("x", dist.Normal(0.0, s))
+
+
 def _python_branch():
     x = numpyro.sample("x", dist.Normal(0.0, 1.0))
     if x > 0:  # fine on one concrete draw, impossible once compiled
@@ -513,6 +518,9 @@ ERROR_CASES = {
         r"observed site 'y' was given a ndarray of <U1, not numbers"),
     "ragged observations": (
         lambda: ar.infer(_three_groups, [1.0, 2.0, [3.0]], **TINY), DataError, r"observed site 'y' was given a ragged list"),
+    "a scale that a latent can make negative": (
+        lambda: ar.infer(_scale_from_a_real_latent, **TINY), ModelError,
+        r"_scale_from_a_real_latent\(\) raised ValueError.*invalid scale parameter.*give it a prior on its domain"),
     "init_strategy that is not a strategy": (
         lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), init_strategy={"theta": 0.0}, **TINY), ArgumentError,
         "init_strategy must be a NumPyro init strategy.*not dict"),

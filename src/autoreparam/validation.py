@@ -108,6 +108,12 @@ def model_failure(model: Callable, error: Exception, last_site: str | None = Non
         )
     elif isinstance(error, TypeError) and re.search(_SIGNATURE_MISMATCH, text):
         hint = "autoreparam passes *model_args and **model_kwargs to the model unchanged: check they match its signature"
+    elif re.search(r"distribution got invalid \w+ parameter", text):
+        hint = (
+            "a distribution's parameter is outside its domain (e.g. a scale <= 0): if it is a latent, give it a prior "
+            "on its domain (HalfNormal, LogNormal, or exp() of a real latent); if it comes from the data or a "
+            "constant, check those"
+        )
     elif isinstance(error, NotImplementedError):
         hint = "a distribution in the model cannot be sampled or evaluated; see README 'Supported models'"
     elif isinstance(error, IndexError) and "with size 0" in text and _raised_in(error, "control_flow/scan", anywhere=True):
