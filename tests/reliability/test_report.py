@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from autoreparam.benchmark.store import ResultStore
+from autoreparam.errors import ArgumentError
 from autoreparam.reliability.methods import RunSettings
 from autoreparam.reliability.ranks import NUM_THINNED, ranks
 from autoreparam.reliability.report import SUMMARY, write_reliability_report
@@ -44,3 +46,14 @@ def test_report_gives_each_cell_its_verdict(tmp_path):
     assert cells["ncp/nuts"]["passed"] and not cells["wrong_jacobian/nuts"]["passed"]
     assert summary["fuzz"]["counts"]["identity"] == {"programs": 2, "checks": 2, "failed": 1, "silent": 1, "errors": 0}
     assert (tmp_path / summary["sbc"]["figures"][0]).stat().st_size > 10_000
+
+
+def test_report_of_fuzzing_alone_into_a_new_folder_and_of_nothing(tmp_path):
+    fuzz = ResultStore(tmp_path / "fuzz")
+    fuzz.save("identity__0__000000", {"kind": "identity", "results": [
+        {"status": "ok", "program": 0, "family": "funnel", "failed": [], "max_relative_error": {"identity": 1e-16}}]})
+    path = write_reliability_report(tmp_path / "no_sbc", tmp_path / "fuzz", tmp_path / "new" / "report", power_sims=5)
+    assert path == tmp_path / "new" / "report" / "RELIABILITY.md" and "| identity | 1 | 1 | 0 |" in path.read_text()
+    with pytest.raises(ArgumentError, match="no results in .*no_sbc or .*no_fuzz"):
+        write_reliability_report(tmp_path / "no_sbc", tmp_path / "no_fuzz", tmp_path / "elsewhere")
+    assert not (tmp_path / "elsewhere").exists()

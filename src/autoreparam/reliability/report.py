@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from autoreparam.benchmark.store import ResultStore, _jsonable
+from autoreparam.errors import ArgumentError
 from autoreparam.reliability.figures import rank_histograms
 from autoreparam.reliability.fuzz import summarise_fuzz
 from autoreparam.reliability.methods import CONTROL, RunSettings
@@ -205,6 +206,10 @@ def _wall(root: Path) -> float:
 def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims: int = 200) -> Path:
     out = Path(out)
     sbc_records, fuzz_records = ResultStore(sbc_dir).records(), ResultStore(fuzz_dir).records()
+    if not sbc_records and not fuzz_records:
+        raise ArgumentError(f"no results in {sbc_dir} or {fuzz_dir}: run `autoreparam sbc` or `autoreparam fuzz` "
+                            "first, or pass their --out folders as --sbc and --fuzz")
+    out.mkdir(parents=True, exist_ok=True)
     settings = sbc_records[0]["settings"] if sbc_records else RunSettings().__dict__
     sbc_lines, sbc_json = sbc_section(sbc_records, out / FIGURES, power_sims) if sbc_records else ([], {})
     fuzz_lines, fuzz_json = fuzz_section(fuzz_records) if fuzz_records else ([], {})
