@@ -327,7 +327,7 @@ def _document(settings, sbc_lines, sbc_json, fuzz_lines, fuzz_json, runtime, com
              "per element must agree at every element's quartiles (same test). Sampling checks run on the first "
              "programs with at most 40 latent dimensions. 'silent': a failure the run's own diagnostics did not flag "
              "(for invariance: two runs that disagree and were both trusted by their diagnostics; results "
-             "written before 2026-11-27 counted a failure as flagged when any of the three runs was flagged)."]
+             "written before ab78106 counted a failure as flagged when any of the three runs was flagged)."]
     body += fuzz_lines
     body += ["", "## Runtimes", "",
              f"SBC: {runtime['sbc_wall_seconds'] / 3600:.2f} h wall (summed over its commands, with the workers they name, "
