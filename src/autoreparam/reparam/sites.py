@@ -38,6 +38,7 @@ class SiteInfo:
     depends_on: tuple[str, ...]  # latents its prior location/scale depend on
     in_scan: bool = False  # sampled inside numpyro.contrib.control_flow.scan (stacked over its steps)
     in_reversed_scan: bool = False  # inside scan(..., reverse=True), which cannot be reparameterised
+    scaled: bool = False  # its log density is multiplied (handlers.scale, a subsampled plate): see selection
 
     @property
     def size(self) -> int:
@@ -223,6 +224,7 @@ def analyse_model(model: Callable, *args, seed: int = 0, **kwargs) -> ModelStruc
                 depends_on=deps.get(name, ()),
                 in_scan="_scan_current_index" in msg["infer"],
                 in_reversed_scan=name in in_reversed_scan,
+                scaled=msg.get("scale") is not None,
             )
         )
     return ModelStructure(tuple(latents), tuple(observed), prior_draw)
