@@ -21,6 +21,7 @@ from autoreparam.benchmark.report.oracle import Estimate, OracleChoice, oracle_c
 from autoreparam.benchmark.report.targets import DISAGREEING_FIXED, FAIL, NOT_MEASURED, PASS, evaluate
 from autoreparam.benchmark.report.workflows import Workflow
 from autoreparam.benchmark.store import ResultStore
+from autoreparam.errors import ArgumentError, DataError
 
 PROTOCOL = {"name": "synthetic", "models": ["toy", "radon_mn"], "leapfrog_grid": [1, 2, 4], "seeds": [0, 1]}
 VERSIONS = {"autoreparam": "test", "jax": "test"}
@@ -266,20 +267,34 @@ def test_failed_cells_are_reported_not_fatal(tmp_path):
     assert "NOT MEASURED" in text
 
 
-def test_empty_results_folder_still_gives_a_report(tmp_path):
-    path = write_report(tmp_path / "nothing", tmp_path / "out", reading_path=tmp_path / "missing.md")
-    text = path.read_text()
-    assert "0 cells" in text and "No cell failed." in text and "No reading found" in text
+def test_an_empty_results_folder_is_an_error_and_overwrites_nothing(tmp_path):
+    # An empty report written over a committed BENCHMARKS.md would lose it: `autoreparam report`'s
+    # default --results folder is absent in a fresh checkout.
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "BENCHMARKS.md").write_text("committed\n")
+    with pytest.raises(ArgumentError, match="no benchmark results in .*nothing: run `autoreparam bench"):
+        write_report(tmp_path / "nothing", out, reading_path=tmp_path / "missing.md")
+    assert (out / "BENCHMARKS.md").read_text() == "committed\n"
 
 
 def test_hand_written_notes_are_appended_verbatim_and_a_missing_file_is_an_error(tmp_path):
+    _with_failures(Fixture(tmp_path / "results"))
     notes = tmp_path / "notes.md"
     notes.write_text("## Since issue 8\n\nMeasured elsewhere.\n")
-    text = write_report(tmp_path / "nothing", tmp_path / "out", reading_path=tmp_path / "missing.md",
+    text = write_report(tmp_path / "results", tmp_path / "out", reading_path=tmp_path / "missing.md",
                         notes_path=notes).read_text()
     assert text.endswith("\n## Since issue 8\n\nMeasured elsewhere.\n")
-    with pytest.raises(FileNotFoundError, match="absent.md"):
-        write_report(tmp_path / "nothing", tmp_path / "out", notes_path=tmp_path / "absent.md")
+    with pytest.raises(ArgumentError, match="absent.md not found"):
+        write_report(tmp_path / "results", tmp_path / "out", notes_path=tmp_path / "absent.md")
+
+
+def test_a_damaged_result_file_is_named(tmp_path):
+    _with_failures(Fixture(tmp_path / "results"))
+    damaged = tmp_path / "results" / "cells" / "damaged.json"
+    damaged.write_text("{trunc")
+    with pytest.raises(DataError, match=f"result file {damaged} is not valid JSON.*delete it and rerun"):
+        write_report(tmp_path / "results", tmp_path / "out")
 
 
 def _data_dir() -> Path:

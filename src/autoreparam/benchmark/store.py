@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from autoreparam.errors import DataError
 
 
 def _atomic_write(path: Path, write) -> None:
@@ -35,6 +36,16 @@ def _jsonable(value):
     if isinstance(value, np.integer):
         return int(value)
     return value
+
+
+def _read_cell(path: Path) -> dict:
+    """One finished cell's record; a file that is not JSON is named (cells are written atomically, so it
+    was damaged afterwards) with what to do."""
+    try:
+        return json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise DataError(f"result file {path} is not valid JSON ({error}); delete it and rerun the command that "
+                        "wrote it: finished cells are kept, so only that one runs again") from None
 
 
 class ResultStore:
@@ -69,4 +80,4 @@ class ResultStore:
 
     def records(self) -> list[dict]:
         folder = self.root / "cells"
-        return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))] if folder.exists() else []
+        return [_read_cell(p) for p in sorted(folder.glob("*.json"))] if folder.exists() else []

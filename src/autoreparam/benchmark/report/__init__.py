@@ -13,6 +13,8 @@ from autoreparam.benchmark.report.collect import collect
 from autoreparam.benchmark.report.oracle import oracle_choices
 from autoreparam.benchmark.report.targets import evaluate
 from autoreparam.benchmark.report.workflows import workflows
+from autoreparam.benchmark.store import ResultStore
+from autoreparam.errors import ArgumentError
 
 DEFAULT_COMMAND = "make bench && make report"
 FIGURE_DIR = Path("figures") / "bench"
@@ -78,6 +80,15 @@ def write_report(
     """
     from autoreparam.benchmark.report.document import render
 
+    # Checked before anything is written: an empty report would overwrite a committed BENCHMARKS.md.
+    if not ResultStore(results_dir).records():
+        raise ArgumentError(f"no benchmark results in {results_dir}: run `autoreparam bench --out {results_dir}` "
+                            "first, or pass the folder a run wrote as --results")
+    if notes_path is not None and not Path(notes_path).is_file():
+        raise ArgumentError(f"--notes file {notes_path} not found")
+    for title, folder in (extra_results or {}).items():
+        if not ResultStore(folder).records():
+            raise ArgumentError(f"--extra {title}={folder}: no benchmark results in {folder}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     collected = collect(results_dir)
