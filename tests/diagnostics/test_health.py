@@ -68,3 +68,18 @@ def test_one_chain_cannot_check_agreement():
     standard = standard_diagnostics({"mu": _chains(rng, [0.0], draws=2000)})
     health = assess(standard, num_chains=1, num_draws=2000, divergences=0)
     assert any("one chain" in n for n in health.notes)
+
+
+def test_a_constant_element_is_a_warning_and_hides_no_other_r_hat():
+    # A constant element has R-hat NaN (and so the maximum over elements): it must not switch off the
+    # check of the others, and it is itself a sign that the chains did not move.
+    rng = np.random.default_rng(0)
+    shifted = rng.standard_normal((2, 400))
+    shifted[1] += 3.0
+    moving = np.stack([np.full((2, 400), 1.0), rng.standard_normal((2, 400))], axis=-1)
+    standard = standard_diagnostics({"stuck": np.full((2, 400), 3.0), "b": shifted, "c": moving})
+    assert np.isnan(standard.max_r_hat)
+    health = assess(standard, num_chains=2, num_draws=400, divergences=0)
+    assert not health.trustworthy
+    assert any("R-hat" in w and "for b" in w for w in health.warnings)
+    assert any(w.startswith("stuck, c[0] never changed") for w in health.warnings)

@@ -63,6 +63,16 @@ def _worst(per_site: dict, largest: bool) -> tuple[str, float]:
     return found_name, found
 
 
+def _undefined(per_site: dict) -> list[str]:
+    """Elements whose diagnostic is NaN (their draws are constant), named like ``theta[3]``."""
+    names = []
+    for name, values in per_site.items():
+        values = np.asarray(values, dtype=float)
+        for index in zip(*np.nonzero(np.isnan(values))) if values.shape else ([()] if np.isnan(values) else []):
+            names.append(name + (f"[{','.join(map(str, index))}]" if index else ""))
+    return names
+
+
 def assess(
     standard: StandardDiagnostics,
     *,
@@ -80,13 +90,22 @@ def assess(
     ``space_labels``: the parameterisation of each space ("cp", "ncp", "vip"); ``kernel``: "hmc" or "nuts".
     """
     warnings, notes = [], []
-    if num_chains >= 2 and np.isfinite(standard.max_r_hat) and standard.max_r_hat > MAX_R_HAT:
+    if num_chains >= 2:
+        # The worst finite R-hat: one constant element (R-hat NaN) must not hide the others.
         name, value = _worst(standard.r_hat, largest=True)
-        warnings.append(
-            f"the chains disagree (R-hat {value:.3f} for {name}; trust needs < {MAX_R_HAT}): "
-            "the draws are not yet a sample of the posterior."
-        )
-    elif num_chains < 2:
+        if np.isfinite(value) and value > MAX_R_HAT:
+            warnings.append(
+                f"the chains disagree (R-hat {value:.3f} for {name}; trust needs < {MAX_R_HAT}): "
+                "the draws are not yet a sample of the posterior."
+            )
+        constant = _undefined(standard.r_hat)
+        if constant:
+            more = f" and {len(constant) - 3} more" if len(constant) > 3 else ""
+            warnings.append(
+                f"{', '.join(constant[:3])}{more} never changed: one value in every draw of every chain, so the "
+                "chains did not move there and R-hat and ESS cannot judge them."
+            )
+    else:
         notes.append("one chain: R-hat cannot check that chains agree; run at least 4 chains.")
     wanted = MIN_ESS_PER_CHAIN * num_chains
     bulk_name, bulk = _worst(standard.ess_bulk, largest=False)
