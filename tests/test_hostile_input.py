@@ -541,6 +541,11 @@ ERROR_CASES = {
     "a scale that a latent can make negative": (
         lambda: ar.infer(_scale_from_a_real_latent, **TINY), ModelError,
         r"_scale_from_a_real_latent\(\) raised ValueError.*invalid scale parameter.*give it a prior on its domain"),
+    "variational fits that all diverge": (
+        lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), method="vip", kernel="nuts",
+                         **{**TINY, "vi_config": ar.VIConfig(num_steps=20, num_samples=4, learning_rates=(1e6,),
+                                                             final_num_samples=16, progress=False)}),
+        ModelError, r"fits cp, ncp, vip ended with a non-finite ELBO.*lower VIConfig.learning_rates"),
     "init_strategy that is not a strategy": (
         lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), init_strategy={"theta": 0.0}, **TINY), ArgumentError,
         "init_strategy must be a NumPyro init strategy.*not dict"),

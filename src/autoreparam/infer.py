@@ -29,7 +29,7 @@ from autoreparam.progress import SamplingProgress
 from autoreparam.result import InferenceResult, compute_diagnostics
 from autoreparam.sampling import ORACLE_METRICS, sample_hmc, sample_nuts
 from autoreparam.validation import check_call, warn_if_unrolled
-from autoreparam.vi.fits import fit_parameterisations
+from autoreparam.vi.fits import fit_parameterisations, require_finite
 from autoreparam.vi.protocol import FAST, VIConfig
 from autoreparam.vi.vip import run_vip
 
@@ -80,6 +80,7 @@ def _variational_fits(method, coords, init, vi_config, form, seed, given=None, s
     targets = {"cp": Parameterisation.centred(plan), "ncp": Parameterisation.non_centred(plan), "given": given}
     wanted = {"cp": ["cp"], "ncp": ["ncp"], "ihmc": ["cp", "ncp"], "given": ["given"]}[method]
     fits, timing = fit_parameterisations(coords, {k: targets[k] for k in wanted}, init, vi_config, seed=seed, label="VI")
+    require_finite(fits, vi_config, needed=wanted)
     return None, fits, (timing["compile_seconds"], timing["run_seconds"])
 
 

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from autoreparam.coordinates import Coordinates
+from autoreparam.errors import ModelError
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.vi.engine import Runs, run_fits
 from autoreparam.vi.protocol import VIConfig
@@ -85,6 +86,20 @@ def _stack(trees):
 
 def _index(tree, i):
     return jax.tree_util.tree_map(lambda x: x[i], tree)
+
+
+def require_finite(fits: dict, config, needed=None) -> None:
+    """An error naming the fits whose ELBO is not finite, when every fit failed or a ``needed`` one did:
+    their q (NaN, or far from anything) would be the sampler's start and scales."""
+    failed = [label for label, fit in fits.items() if not fit.ok]
+    fatal = len(failed) == len(fits) if needed is None else any(label in failed for label in needed)
+    if not failed or not fatal:
+        return
+    raise ModelError(
+        f"the variational fit{'s' if len(failed) > 1 else ''} {', '.join(failed)} ended with a non-finite ELBO at "
+        f"learning rates {tuple(config.learning_rates)}: lower VIConfig.learning_rates (e.g. (0.01, 0.02)), or "
+        "check that the model's density is finite near its initial values"
+    )
 
 
 def fit_parameterisations(

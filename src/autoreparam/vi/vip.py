@@ -20,7 +20,7 @@ from autoreparam.initial import initial_values
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import ReparamPlan, select_sites
 from autoreparam.reparam.sites import analyse_model
-from autoreparam.vi.fits import Learned, VIFit, fit_parameterisations
+from autoreparam.vi.fits import Learned, VIFit, fit_parameterisations, require_finite
 from autoreparam.validation import check_call, warn_if_unrolled
 from autoreparam.vi.protocol import VIConfig
 
@@ -107,6 +107,7 @@ def run_vip(
     fits, timing = fit_parameterisations(
         coords, targets, init_values, config, tied=form == "tied", seed=seed, label="VIP + CP + NCP"
     )
+    require_finite(fits, config)  # one finite fit is enough: recommend() falls back to it
     timings = {"vip": timing}
     if discrete and fits["vip"].ok:
         rounded = fits["vip"].parameterisation.rounded()
