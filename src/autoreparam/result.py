@@ -42,7 +42,8 @@ class Diagnostics:
 
 
 def compute_diagnostics(
-    samples: dict, chains: ChainResult, oracle: OracleResult | None = None, space_labels: tuple[str, ...] = ()
+    samples: dict, chains: ChainResult, oracle: OracleResult | None = None, space_labels: tuple[str, ...] = (),
+    method: str | None = None, reparameterisable: bool = True,
 ) -> Diagnostics:
     standard = standard_diagnostics(samples)
     health = assess(
@@ -53,6 +54,8 @@ def compute_diagnostics(
         space_divergences=chains.space_divergences,
         space_labels=space_labels,
         kernel=chains.kernel,
+        method=method,
+        reparameterisable=reparameterisable,
     )
     space_div = None if chains.space_divergences is None else np.sum(chains.space_divergences, axis=0)
     return Diagnostics(

@@ -83,3 +83,17 @@ def test_a_constant_element_is_a_warning_and_hides_no_other_r_hat():
     assert not health.trustworthy
     assert any("R-hat" in w and "for b" in w for w in health.warnings)
     assert any(w.startswith("stuck, c[0] never changed") for w in health.warnings)
+
+
+def test_advice_never_suggests_the_method_that_ran_or_a_method_that_changes_nothing():
+    rng = np.random.default_rng(2)
+    standard = standard_diagnostics({"mu": _chains(rng, [0.0] * 4), "tau": _chains(rng, [-2.0, 0.0, 0.0, 2.0])})
+    auto = assess(standard, num_chains=4, num_draws=1000, divergences=0, space_labels=("rule",), kernel="nuts",
+                  method="auto")
+    assert "method='auto'" not in auto.advice and "method='vip'" in auto.advice
+    auto_cp = assess(standard, num_chains=4, num_draws=1000, divergences=0, space_labels=("cp",), kernel="nuts",
+                     method="auto")
+    assert "method='auto'" not in auto_cp.advice
+    fixed = assess(standard, num_chains=4, num_draws=1000, divergences=0, space_labels=("cp",), kernel="nuts",
+                   method="cp", reparameterisable=False)
+    assert "no latent of this model can be reparameterised" in fixed.advice and "method='ncp'" not in fixed.advice

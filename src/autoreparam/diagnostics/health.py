@@ -82,12 +82,16 @@ def assess(
     space_divergences: np.ndarray | None = None,
     space_labels: tuple[str, ...] = (),
     kernel: str = "hmc",
+    method: str | None = None,
+    reparameterisable: bool = True,
 ) -> Health:
     """Warnings and notes for one run, each a sentence that says what is wrong, and what to try.
 
     ``divergences``: sampling-phase transitions with a divergent (half-)step, all chains.
     ``space_divergences``: (chains, spaces) divergent half-steps per space, for interleaved HMC.
     ``space_labels``: the parameterisation of each space ("cp", "ncp", "vip"); ``kernel``: "hmc" or "nuts".
+    ``method``: the method the user ran, never the advice; ``reparameterisable``: whether any latent of
+    the model can be rewritten (if none, every method samples the same model).
     """
     warnings, notes = [], []
     if num_chains >= 2:
@@ -120,17 +124,23 @@ def assess(
     more = _divergences(divergences, num_chains * num_draws, space_divergences, space_labels)
     warnings += more[0]
     notes += more[1]
-    advice = _advice(space_labels, kernel, bool(more[0])) if warnings else ""
+    advice = _advice(space_labels, kernel, bool(more[0]), method, reparameterisable) if warnings else ""
     return Health(tuple(warnings), tuple(notes), advice)
 
 
-def _advice(space_labels, kernel, diverged: bool) -> str:
-    if tuple(space_labels) == ("cp",):
+def _advice(space_labels, kernel, diverged: bool, method: str | None = None, reparameterisable: bool = True) -> str:
+    labels = tuple(space_labels)
+    if not reparameterisable:
+        first = "no latent of this model can be reparameterised, so another method samples the same model"
+        first += "; target_accept=0.95" if diverged else ""
+    elif labels == ("cp",) and method != "auto":
         first = "method='ncp' or method='auto' (a centred latent whose scale can approach zero makes a funnel)"
-    elif tuple(space_labels) in (("rule",), ("ncp",)) and kernel == "nuts" and diverged:
+    elif labels in (("rule",), ("ncp",)) and kernel == "nuts" and diverged:
         first = "target_accept=0.99"
     elif kernel in ("hmc", "ihmc"):
         first = "kernel='nuts' (trajectory lengths that adapt to the posterior) or method='auto'"
+    elif method == "auto":
+        first = "method='vip' (a centring learnt by variational inference, beside CP and NCP)"
     else:
         first = "method='auto' (the parameterisation whose pilot chains mix best)"
     if diverged and "target_accept" not in first:
