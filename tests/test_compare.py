@@ -42,6 +42,20 @@ def test_bad_kernel_or_method_is_refused(schools):
         compare(schools.model, *schools.args, kernel="nuts", methods=("ihmc",), **schools.kwargs)
 
 
+@pytest.mark.parametrize("arguments,message", [
+    ({"num_chains": 0}, "num_chains must be a positive integer, got 0"),
+    ({"num_chains": 1.5}, "num_chains must be a positive integer, got 1.5"),
+    ({"num_leapfrog": 0, "kernel": "hmc"}, "num_leapfrog must be a positive integer or 'oracle', got 0"),
+    ({"methods": "cp"}, "methods must be a list of method names, e.g. methods=\\['cp'\\]"),
+    ({"methods": ["cp", "cp"]}, "each once"),
+    ({"methods": []}, "at least one method"),
+    ({"seed": -1}, "seed must be a non-negative integer"),
+])
+def test_compare_checks_its_arguments_before_fitting_anything(schools, arguments, message):
+    with pytest.raises(ArgumentError, match=message):
+        compare(schools.model, *schools.args, **arguments, **schools.kwargs)
+
+
 def test_command_line(capsys):
     assert main(["compare", "eight_schools", "--quiet", "--chains", "2", "--warmup", "60", "--samples", "60"]) == 0
     out = capsys.readouterr().out

@@ -31,6 +31,7 @@ from autoreparam.reparam.sites import analyse_model
 from autoreparam.result import Diagnostics, compute_diagnostics
 from autoreparam.sampling import sample_hmc, sample_nuts
 from autoreparam.vi.protocol import FAST, VIConfig
+from autoreparam.validation import check_call, check_counts
 from autoreparam.vi.vip import VIPResult, run_vip
 
 SPACES = {"cp": ("cp",), "ncp": ("ncp",), "ihmc": ("cp", "ncp"), "vip": ("vip",), "auto": ("auto",)}
@@ -107,11 +108,18 @@ def compare(
     """
     if kernel not in METHODS:
         raise ArgumentError(f"unknown kernel '{kernel}' for compare; choose from {', '.join(METHODS)}")
+    if isinstance(methods, str):
+        raise ArgumentError(f"methods must be a list of method names, e.g. methods=['{methods}'], not a string")
     methods = tuple(METHODS[kernel] if methods is None else methods)
     allowed = METHODS[kernel] + (("auto",) if kernel == "hmc" else ())
     unknown = [m for m in methods if m not in allowed]
     if unknown:
         raise ArgumentError(f"method '{unknown[0]}' is not compared with kernel='{kernel}'; choose from {', '.join(allowed)}")
+    if not methods or len(set(methods)) != len(methods):
+        raise ArgumentError(f"methods must name at least one method, each once; got {list(methods)}")
+    # infer's checks of the counts, the seed and the model, before anything is fitted or compiled
+    check_counts(num_chains, num_warmup, num_samples, num_leapfrog)
+    model_args, model_kwargs = check_call(model, model_args, model_kwargs, seed)
     seconds = {}
     start = time.perf_counter()
     structure = analyse_model(model, *model_args, seed=seed, **model_kwargs)

@@ -28,7 +28,7 @@ from autoreparam.reparam.sites import analyse_model
 from autoreparam.progress import SamplingProgress
 from autoreparam.result import InferenceResult, compute_diagnostics
 from autoreparam.sampling import ORACLE_METRICS, sample_hmc, sample_nuts
-from autoreparam.validation import check_call, warn_if_unrolled
+from autoreparam.validation import check_call, check_counts, warn_if_unrolled
 from autoreparam.vi.fits import fit_parameterisations, require_finite
 from autoreparam.vi.protocol import FAST, VIConfig
 from autoreparam.vi.vip import run_vip
@@ -48,11 +48,7 @@ def _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_le
         raise ArgumentError("method 'ihmc' interleaves fixed-length HMC steps; use kernel='hmc'")
     if method == "auto" and kernel != "nuts":
         raise ArgumentError("method 'auto' samples with NUTS; use kernel='nuts' or leave kernel unset")
-    for name, value in (("num_chains", num_chains), ("num_warmup", num_warmup), ("num_samples", num_samples)):
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0:
-            raise ArgumentError(f"{name} must be a positive integer, got {value!r}")
-    if num_leapfrog != "oracle" and (not isinstance(num_leapfrog, (int, np.integer)) or num_leapfrog <= 0):
-        raise ArgumentError(f"num_leapfrog must be a positive integer or 'oracle', got {num_leapfrog!r}")
+    check_counts(num_chains, num_warmup, num_samples, num_leapfrog)
     return kernel
 
 

@@ -44,6 +44,16 @@ def check_call(model, model_args: tuple, model_kwargs: dict, seed) -> tuple[tupl
     return args, kwargs
 
 
+def check_counts(num_chains, num_warmup, num_samples, num_leapfrog) -> None:
+    """Chains, warm-up and draws are positive integers; L is one too, or "oracle"."""
+    for name, value in (("num_chains", num_chains), ("num_warmup", num_warmup), ("num_samples", num_samples)):
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0:
+            raise ArgumentError(f"{name} must be a positive integer, got {value!r}")
+    if num_leapfrog != "oracle" and (not isinstance(num_leapfrog, (int, np.integer)) or isinstance(num_leapfrog, bool)
+                                     or num_leapfrog <= 0):
+        raise ArgumentError(f"num_leapfrog must be a positive integer or 'oracle', got {num_leapfrog!r}")
+
+
 def warn_if_unrolled(site_names, stacklevel: int = 3) -> None:
     """Warn, before anything compiles, that a model with very many latent sites will compile slowly."""
     if len(site_names) <= MANY_SITES:
