@@ -546,6 +546,16 @@ ERROR_CASES = {
                          **{**TINY, "vi_config": ar.VIConfig(num_steps=20, num_samples=4, learning_rates=(1e6,),
                                                              final_num_samples=16, progress=False)}),
         ModelError, r"fits cp, ncp, vip ended with a non-finite ELBO.*lower VIConfig.learning_rates"),
+    "VIConfig with a number where a tuple belongs": (
+        lambda: ar.VIConfig(learning_rates=0.05), ArgumentError, r"VIConfig.learning_rates must be a tuple of numbers, e.g. \(0.05,\)"),
+    "VIConfig with a string or fractional step count": (
+        lambda: [ar.VIConfig(num_steps=s) for s in ("10", 2.5)], ArgumentError, "VIConfig.num_steps must be a positive integer"),
+    "fit_vip with a dict as config": (
+        lambda: ar.fit_vip(hierarchy, jnp.ones(3), jnp.ones(3), config={"num_steps": 10}), ArgumentError,
+        "config must be an autoreparam.VIConfig"),
+    "fit_vip with an init_strategy that is not one": (
+        lambda: ar.fit_vip(hierarchy, jnp.ones(3), jnp.ones(3), config=VI, init_strategy=42), ArgumentError,
+        "init_strategy must be a NumPyro init strategy"),
     "init_strategy that is not a strategy": (
         lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), init_strategy={"theta": 0.0}, **TINY), ArgumentError,
         "init_strategy must be a NumPyro init strategy.*not dict"),

@@ -30,7 +30,7 @@ from autoreparam.result import InferenceResult, compute_diagnostics
 from autoreparam.sampling import ORACLE_METRICS, sample_hmc, sample_nuts
 from autoreparam.validation import check_call, check_counts, warn_if_unrolled
 from autoreparam.vi.fits import fit_parameterisations, require_finite
-from autoreparam.vi.protocol import FAST, VIConfig
+from autoreparam.vi.protocol import FAST, VIConfig, check_config
 from autoreparam.vi.vip import run_vip
 
 METHODS = ("cp", "ncp", "vip", "ihmc", "auto", "given", "meta")
@@ -161,6 +161,7 @@ def infer(
     if init not in (None, "meta") or (init == "meta" and method != "vip"):
         raise ArgumentError(f"init= is None or 'meta' (with method='vip'), got init={init!r} with method={method!r}")
     leapfrog_grid = check_grid(leapfrog_grid)
+    check_config(vi_config, "vi_config")
     if target_accept is not None and not (isinstance(target_accept, (float, int)) and 0.0 < target_accept < 1.0):
         raise ArgumentError(f"target_accept must lie in (0, 1), got {target_accept!r}")
     nuts_config = NUTSConfig(num_warmup=num_warmup, num_samples=num_samples, target_accept=target_accept or 0.8)

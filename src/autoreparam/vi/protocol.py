@@ -16,8 +16,13 @@ import math
 from dataclasses import dataclass
 
 import jax.numpy as jnp
+import numpy as np
 
 from autoreparam.errors import ArgumentError
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
 
 
 @dataclass(frozen=True)
@@ -36,8 +41,13 @@ class VIConfig:
 
     def __post_init__(self):
         for field in ("num_steps", "num_samples", "select_window", "final_num_samples"):
-            if int(getattr(self, field)) <= 0:
-                raise ArgumentError(f"VIConfig.{field} must be a positive integer, got {getattr(self, field)}")
+            value = getattr(self, field)
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0:
+                raise ArgumentError(f"VIConfig.{field} must be a positive integer, got {value!r}")
+        for field in ("learning_rates", "decay_fractions", "decay_factors", "vip_starts"):
+            value = getattr(self, field)
+            if not isinstance(value, (tuple, list)) or not all(_is_number(x) for x in value):
+                raise ArgumentError(f"VIConfig.{field} must be a tuple of numbers, e.g. ({value!r},), got {value!r}")
         # `not (x > 0)` rather than `x <= 0`, so that NaN is rejected too.
         if not self.learning_rates or any(not (lr > 0) or math.isinf(lr) for lr in self.learning_rates):
             raise ArgumentError(f"VIConfig.learning_rates must be positive and finite, got {self.learning_rates}")
@@ -58,6 +68,13 @@ class VIConfig:
         for fraction, value in zip(self.decay_fractions, self.decay_factors):
             factor = jnp.where(step >= int(round(fraction * self.num_steps)), value, factor)
         return factor
+
+
+def check_config(config, name: str = "config") -> None:
+    """A VIConfig (or None), not a dict or another object, named as the caller's argument."""
+    if config is not None and not isinstance(config, VIConfig):
+        raise ArgumentError(f"{name} must be an autoreparam.VIConfig (e.g. VIConfig(num_steps=1000)) or None, "
+                            f"not {type(config).__name__}")
 
 
 PAPER = VIConfig(vip_starts=(0.5,))

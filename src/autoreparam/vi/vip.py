@@ -16,13 +16,13 @@ import numpy as np
 
 from autoreparam.coordinates import Coordinates
 from autoreparam.errors import ArgumentError
-from autoreparam.initial import initial_values
+from autoreparam.initial import check_init_strategy, initial_values
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import ReparamPlan, select_sites
 from autoreparam.reparam.sites import analyse_model
 from autoreparam.vi.fits import Learned, VIFit, fit_parameterisations, require_finite
 from autoreparam.validation import check_call, warn_if_unrolled
-from autoreparam.vi.protocol import VIConfig
+from autoreparam.vi.protocol import VIConfig, check_config
 
 # VIP must beat the best fixed ELBO unless it is worse by more than this many standard errors.
 _TOLERANCE_SE = 2.0
@@ -138,8 +138,10 @@ def fit_vip(
     the location, b for the scale, workshop paper). ``config``: the VI protocol (paper's by default).
     """
     model_args, model_kwargs = check_call(model, model_args, model_kwargs, seed)
+    check_config(config)
     config = VIConfig() if config is None else config
     structure = analyse_model(model, *model_args, seed=seed, **model_kwargs)
+    check_init_strategy(init_strategy, structure.latents)
     warn_if_unrolled(structure.names)
     plan = select_sites(structure, sites)
     coords = Coordinates(model, model_args, model_kwargs, plan)
