@@ -96,3 +96,20 @@ def test_non_finite_value_computed_from_data_names_its_user():
 
     with pytest.raises(DataError, match="primitive 'max'"):
         model_graph(model, np.array([0.0, 1.0], np.float32), np.zeros(2, np.float32))
+
+
+def test_a_factor_and_an_unsamplable_prior_are_named_with_what_to_do():
+    def with_factor(y):
+        mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        numpyro.factor("penalty", -0.5 * mu**2)
+        numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
+
+    with pytest.raises(UnsupportedError, match="numpyro.factor 'penalty': not covered.*method='auto'"):
+        model_graph(with_factor, 0.1)
+
+    def improper(y):
+        mu = numpyro.sample("mu", dist.ImproperUniform(dist.constraints.real, (), ()))
+        numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
+
+    with pytest.raises(UnsupportedError, match="cannot be sampled.*ImproperUniform.*method='auto'"):
+        model_graph(improper, 0.1)

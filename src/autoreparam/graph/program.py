@@ -88,6 +88,8 @@ def _site_messages(trace) -> list[tuple[str, dict]]:
             continue
         if msg["type"] != "sample":
             raise UnsupportedError(f"'{msg['type']}' statement '{name}'", f"not covered by the model graph; {OTHER_METHODS}")
+        if msg["is_observed"] and isinstance(msg["fn"], dist.Unit):
+            raise UnsupportedError(f"numpyro.factor '{name}'", f"not covered by the model graph; {OTHER_METHODS}")
         if msg["infer"].get("is_auxiliary"):
             raise UnsupportedError(f"auxiliary site '{name}'", "build the graph of the centred model, before "
                                    "any reparameterisation handler")
@@ -121,7 +123,11 @@ def _site_program(model: Callable, data: ModelData, seed: int) -> tuple[Callable
             return [(msg["value"], msg.get("scale")) for _, msg in sites]
 
         program = jax.jit(run)
-        program.trace(data.arrays)  # trace now: fills ``static`` and raises the model's errors here
+        try:
+            program.trace(data.arrays)  # trace now: fills ``static`` and raises the model's errors here
+        except NotImplementedError as error:  # NumPyro's, often without a message (ImproperUniform.sample)
+            raise UnsupportedError("the model's prior draw", "a distribution in it cannot be sampled (e.g. "
+                                   f"ImproperUniform), and the graph reads one prior draw; {OTHER_METHODS}") from error
         entry = _SITE_PROGRAMS[key] = (program, static)
         while len(_SITE_PROGRAMS) > MAX_SITE_PROGRAMS:
             _SITE_PROGRAMS.popitem(last=False)
