@@ -440,6 +440,12 @@ def _three_groups(y):
         numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
 
 
+def _subsampled(y):
+    mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+    with numpyro.plate("N", 10, subsample_size=4) as index:
+        numpyro.sample("y", dist.Normal(mu, 1.0), obs=y[index])
+
+
 def _scale_from_a_real_latent():
     s = numpyro.sample("s", dist.Normal(-3.0, 0.1))  # negative at every draw
     numpyro.sample("x", dist.Normal(0.0, s))
@@ -556,6 +562,9 @@ ERROR_CASES = {
     "fit_vip with an init_strategy that is not one": (
         lambda: ar.fit_vip(hierarchy, jnp.ones(3), jnp.ones(3), config=VI, init_strategy=42), ArgumentError,
         "init_strategy must be a NumPyro init strategy"),
+    "a subsampled plate": (
+        lambda: ar.infer(_subsampled, jnp.ones(10), **TINY), ModelError,
+        r"plate 'N' subsamples 4 of its 10 elements \(subsample_size\).*drop subsample_size"),
     "init_strategy that is not a strategy": (
         lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), init_strategy={"theta": 0.0}, **TINY), ArgumentError,
         "init_strategy must be a NumPyro init strategy.*not dict"),

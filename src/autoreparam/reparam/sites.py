@@ -181,6 +181,9 @@ def analyse_model(model: Callable, *args, seed: int = 0, **kwargs) -> ModelStruc
     trace, in_reversed_scan = _trace(model, args, kwargs, seed)
     latent_msgs, observed = [], []
     for name, msg in trace.items():
+        if msg["type"] == "plate" and msg["args"][1] is not None and msg["args"][1] < msg["args"][0]:
+            raise ModelError(f"plate '{name}' subsamples {msg['args'][1]} of its {msg['args'][0]} elements "
+                             "(subsample_size): HMC and NUTS need the full data at every step; drop subsample_size")
         if msg["type"] != "sample":
             continue
         if msg["is_observed"]:
