@@ -641,6 +641,32 @@ def test_command_line_errors_are_one_line_and_exit_2(argv, message, tmp_path, ca
     assert err.startswith("autoreparam: error:") and message in err
 
 
+@pytest.mark.parametrize("argv,message", [
+    (["fuzz", "--chunk", "0"], "argument --chunk: must be a positive integer, got '0'"),
+    (["fuzz", "--n", "-5"], "argument --n: must be a non-negative integer, got '-5'"),
+    (["sbc", "--replications", "0"], "argument --replications: must be a positive integer"),
+    (["sbc", "--num-cpus", "0"], "argument --num-cpus: must be a positive integer"),
+    (["corpus", "--seed", "-1", "--out", "{tmp}/c"], "argument --seed: must be a non-negative integer"),
+    (["bench", "--seeds", "0,a"], "argument --seeds: must be an integer, got 'a'"),
+])
+def test_bad_numbers_on_the_command_line_stop_before_anything_runs(argv, message, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main([a.replace("{tmp}", str(tmp_path)) for a in argv])
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["bench", "--methods", "cp,nope", "--out", "{tmp}/b"], "--methods: unknown 'nope'; choose from cp"),
+    (["bench", "--peers", "nope", "--out", "{tmp}/b"], "--peers: unknown 'nope'"),
+    (["corpus", "--n", "2", "--out", "{tmp}/file"], "is a file; the corpus needs a new folder"),
+])
+def test_bad_names_and_folders_stop_before_anything_runs(argv, message, tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    assert cli.main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()
+
+
 def test_graph_json_goes_into_a_new_folder(tmp_path, capsys):
     target = tmp_path / "new" / "g.json"
     assert cli.main(["graph", "eight_schools", "--json", str(target)]) == 0

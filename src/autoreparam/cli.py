@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 
+from autoreparam.cli_types import count, natural, naturals
 from autoreparam.errors import ArgumentError
 
 
@@ -122,7 +123,7 @@ def cmd_bench(args) -> int:
     protocol = get_protocol(
         args.protocol,
         models=listed(args.models),
-        seeds=listed(args.seeds, int),
+        seeds=args.seeds,
         num_chains=args.chains,
         num_warmup=args.warmup,
         num_samples=args.samples,
@@ -131,6 +132,12 @@ def cmd_bench(args) -> int:
     )
     methods = HMC_METHODS if args.methods is None else listed(args.methods)
     peers = PEERS if args.peers is None else tuple(p for p in listed(args.peers) if p != "none")
+    # Checked before the first cell runs (the variational fits take seconds to minutes).
+    for flag, given, known in (("--methods", methods, HMC_METHODS), ("--peers", peers, PEERS)):
+        unknown = [name for name in given if name not in known]
+        if unknown:
+            raise ArgumentError(f"{flag}: unknown '{unknown[0]}'; choose from {', '.join(known)}"
+                                + (" or none" if flag == "--peers" else ""))
     store = run_benchmark(
         protocol, args.out, data_dir=args.data_dir, quirks=args.quirks, methods=methods, peers=peers,
         extras=listed(args.extras) or (),
@@ -249,12 +256,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--protocol", default="cpu", choices=["cpu", "paper", "tiny"])
     bench.add_argument("--out", default="results/bench")
     bench.add_argument("--models", default=None, help="comma-separated subset of the protocol's models")
-    bench.add_argument("--seeds", default=None, help="comma-separated seeds")
-    bench.add_argument("--chains", type=int, default=None, help="override the protocol's number of chains")
-    bench.add_argument("--warmup", type=int, default=None, help="override the protocol's burn-in steps")
-    bench.add_argument("--samples", type=int, default=None, help="override the protocol's draws per chain")
+    bench.add_argument("--seeds", type=naturals, default=None, help="comma-separated seeds")
+    bench.add_argument("--chains", type=count, default=None, help="override the protocol's number of chains")
+    bench.add_argument("--warmup", type=count, default=None, help="override the protocol's burn-in steps")
+    bench.add_argument("--samples", type=count, default=None, help="override the protocol's draws per chain")
     bench.add_argument("--grid", default=None, help="override the L grid, e.g. 1,2,4,8")
-    bench.add_argument("--patience", type=int, default=None, help="stop the L grid after this many drops")
+    bench.add_argument("--patience", type=count, default=None, help="stop the L grid after this many drops")
     bench.add_argument("--methods", default=None, help="HMC methods, e.g. cp,ncp,ihmc,vip,vip_discrete")
     bench.add_argument(
         "--peers", default=None,
@@ -281,8 +288,8 @@ def build_parser() -> argparse.ArgumentParser:
     figures.set_defaults(func=cmd_figures)
 
     corpus = sub.add_parser("corpus", help="write random programs with data (text and JSON) in train/test splits")
-    corpus.add_argument("--n", type=int, default=10000, help="number of programs")
-    corpus.add_argument("--seed", type=int, default=0)
+    corpus.add_argument("--n", type=count, default=10000, help="number of programs")
+    corpus.add_argument("--seed", type=natural, default=0)
     corpus.add_argument("--out", required=True, help="output folder (created; must be empty or absent)")
     corpus.add_argument("--held-out-family", default="student_t_hierarchy", help="family kept out of training")
     corpus.set_defaults(func=cmd_corpus)

@@ -31,12 +31,19 @@ def write_corpus(out: str | os.PathLike, *, n: int = 10000, seed: int = 0, held_
         raise ArgumentError(f"unknown family {held_out_family!r}; families: {', '.join(FAMILIES)}")
     if not isinstance(n, int) or n < 1:
         raise ArgumentError(f"n must be a positive integer, got {n!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ArgumentError(f"seed must be a non-negative integer, got {seed!r}")
     root = Path(out)
+    if root.exists() and not root.is_dir():
+        raise ArgumentError(f"{root} is a file; the corpus needs a new folder")
     if root.exists() and any(root.iterdir()):
         raise ArgumentError(f"{root} is not empty; choose a new folder so that no corpus is mixed with another")
     start = time.perf_counter()
-    for split in SPLITS:
-        (root / split).mkdir(parents=True, exist_ok=True)
+    try:
+        for split in SPLITS:
+            (root / split).mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ArgumentError(f"cannot create the corpus folder {root}: {error.strerror or error}") from None
     indexes = {split: open(root / split / "index.jsonl", "w", encoding="utf-8") for split in SPLITS}
     counts = dict.fromkeys(SPLITS, 0)
     try:

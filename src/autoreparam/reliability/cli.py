@@ -10,6 +10,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from autoreparam.cli_types import count, natural
+
 COMMANDS = "commands.txt"  # in a results folder: one line per invocation that wrote to it
 
 
@@ -32,7 +34,7 @@ def record_command(out, argv=None, program: str = "autoreparam") -> None:
 
 def _ray_arguments(parser) -> None:
     parser.add_argument("--address", default=None, help="join this Ray cluster (default: start a local one)")
-    parser.add_argument("--num-cpus", type=int, default=1, help="workers of the local Ray cluster (default 1)")
+    parser.add_argument("--num-cpus", type=count, default=1, help="workers of the local Ray cluster (default 1)")
     parser.add_argument("--serial", action="store_true", help="run in this process, without Ray (compiled programs are dropped every few tasks)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -49,13 +51,13 @@ def _prior_cells(text):
 def add_sbc_parser(sub):
     p = sub.add_parser("sbc", help="simulation-based calibration of every method and kernel; resumable, via Ray")
     p.add_argument("--out", default="results/sbc", help="one JSON per finished replication (default results/sbc)")
-    p.add_argument("--replications", type=int, default=50, help="replications per model and method/kernel")
-    p.add_argument("--control-replications", type=int, default=20, help="replications of the negative control")
+    p.add_argument("--replications", type=count, default=50, help="replications per model and method/kernel")
+    p.add_argument("--control-replications", type=natural, default=20, help="replications of the negative control")
     p.add_argument("--models", default=None, help="comma-separated SBC models (default: all of them)")
     p.add_argument("--methods", default=None, help="comma-separated method/kernel cells, e.g. ncp/nuts,ihmc/hmc")
-    p.add_argument("--chains", type=int, default=4)
-    p.add_argument("--warmup", type=int, default=500)
-    p.add_argument("--samples", type=int, default=500)
+    p.add_argument("--chains", type=count, default=4)
+    p.add_argument("--warmup", type=count, default=500)
+    p.add_argument("--samples", type=count, default=500)
     p.add_argument("--vi", default="fast", choices=["fast", "paper"], help="variational protocol of every run")
     p.add_argument("--deadline-minutes", type=float, default=None, help="start no replication after this; rerun to go on")
     _ray_arguments(p)
@@ -83,15 +85,15 @@ def run_sbc_command(args) -> int:
 def add_fuzz_parser(sub):
     p = sub.add_parser("fuzz", help="check invariants on random programs of the corpus; resumable, via Ray")
     p.add_argument("--out", default="results/fuzz")
-    p.add_argument("--n", type=int, default=2000, help="programs for the log-density identity")
-    p.add_argument("--seed", type=int, default=0, help="corpus seed (program i is generate_program(i, seed))")
-    p.add_argument("--mcmc-n", type=int, default=12, help="programs for the two sampling invariants")
+    p.add_argument("--n", type=natural, default=2000, help="programs for the log-density identity")
+    p.add_argument("--seed", type=natural, default=0, help="corpus seed (program i is generate_program(i, seed))")
+    p.add_argument("--mcmc-n", type=natural, default=12, help="programs for the two sampling invariants")
     p.add_argument("--mcmc-methods", default=None,
                    help="comma-separated method/kernel cells of the prior check, e.g. auto/nuts (default: all); "
                         "'none' runs no prior check, only the invariance check")
     p.add_argument("--no-invariance", action="store_true", help="skip the invariance check on the sampled programs")
-    p.add_argument("--chunk", type=int, default=25, help="identity programs per task")
-    p.add_argument("--scan-twins", type=int, default=200,
+    p.add_argument("--chunk", type=count, default=25, help="identity programs per task")
+    p.add_argument("--scan-twins", type=natural, default=200,
                    help="time-series programs checked against their twins written with scan")
     p.add_argument("--deadline-minutes", type=float, default=None, help="start no task after this; rerun to go on")
     _ray_arguments(p)

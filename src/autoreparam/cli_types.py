@@ -1,0 +1,34 @@
+"""Argument types for the command lines: a bad number is argparse's one-line error, exit status 2,
+before anything runs (not a traceback from deep inside, nor a run that does nothing)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+
+
+def count(text: str) -> int:
+    """A positive integer (chains, draws, replications, workers, a chunk size)."""
+    value = _integer(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def natural(text: str) -> int:
+    """A non-negative integer (a seed, a number of programs that may be 0)."""
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return value
+
+
+def naturals(text: str) -> tuple[int, ...]:
+    """Comma-separated non-negative integers, e.g. seeds ``0,1,2``."""
+    return tuple(natural(part) for part in text.split(",") if part.strip())
