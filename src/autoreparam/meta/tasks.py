@@ -25,6 +25,7 @@ from typing import Callable, Sequence
 from autoreparam.errors import ArgumentError
 from autoreparam.meta.files import write_json
 from autoreparam.progress import task_bar
+from autoreparam.ray_address import check_reachable
 
 # Environment a worker needs to behave like the driver.
 _FORWARDED = ("JAX_PLATFORMS", "AUTOREPARAM_DATA", "XDG_CACHE_HOME", "JAX_ENABLE_X64", "XLA_FLAGS")
@@ -93,6 +94,7 @@ def run_tasks(
         started = not ray.is_initialized()
         if started:
             env = {k: os.environ[k] for k in _FORWARDED if k in os.environ}
+            check_reachable(address)
             ray.init(address=address, num_cpus=None if address else num_cpus, include_dashboard=False,
                      log_to_driver=False, runtime_env={"env_vars": env} if env else None,
                      configure_logging=False)

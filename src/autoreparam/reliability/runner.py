@@ -25,6 +25,7 @@ from typing import Callable
 
 from autoreparam.benchmark.store import ResultStore
 from autoreparam.progress import task_bar
+from autoreparam.ray_address import check_reachable
 
 
 def worker_environment(cache_dir: str | os.PathLike | None, fast_compile: bool = False) -> dict[str, str]:
@@ -133,6 +134,7 @@ def _run_ray(pending, work, save, address, num_cpus, env, deadline, max_calls=0)
             ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
                      object_store_memory=200 * 1024**2, runtime_env=runtime_env)
         else:
+            check_reachable(address)
             ray.init(address=address, log_to_driver=False, runtime_env=runtime_env)
     remote = ray.remote(num_cpus=1, max_retries=0, max_calls=max_calls)(work)
     # A bounded queue: results stream to disk as they finish and an interrupt loses little work.
