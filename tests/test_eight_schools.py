@@ -48,3 +48,12 @@ def test_centred_hmc_is_far_less_efficient_per_gradient(runs):
         assert cp * 3 < runs[method].diagnostics.ess_per_1000_grads[0], (method, cp)
     # And its chains disagree: the funnel's neck is where CP cannot go.
     assert runs["cp"].diagnostics.standard.max_r_hat > 1.05
+
+
+def test_a_result_can_be_saved_with_pickle(runs):
+    import pickle
+
+    for method in ("vip", "auto"):
+        again = pickle.loads(pickle.dumps(runs[method]))
+        assert np.array_equal(again.samples["theta"], runs[method].samples["theta"])
+        assert again.summary() == runs[method].summary()

@@ -82,6 +82,10 @@ class Family:
     decentre: Callable = field(repr=False)
     kind: str = "location-scale"  # "location-scale", "log-location-scale" or "scale"
 
+    def __reduce__(self):
+        # Its functions are closures: pickle the registered family by name (a result can be saved).
+        return (family_named, (self.name,))
+
 
 def _is(cls):
     return lambda fn: type(fn) is cls
@@ -175,6 +179,11 @@ def find_family(fn: dist.Distribution) -> Family | None:
         if family.matches(base):
             return family
     return None
+
+
+def family_named(name: str) -> Family:
+    """The registered family called ``name``."""
+    return next(f for f in FAMILIES if f.name == name)
 
 
 def supported_family_names() -> list[str]:
