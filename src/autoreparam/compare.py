@@ -148,6 +148,6 @@ def compare(
             )
         samples = coords.split_original(chains.draws)
         diagnostics[method] = compute_diagnostics(samples, chains, oracle, labels, method,
-                                                  reparameterisable=bool(coords.plan.sites))
+                                                  reparameterisable=bool(select_sites(structure, "all").sites))
         seconds[method] = time.perf_counter() - start
     return Comparison(vip, diagnostics, seconds, kernel, decisions)

@@ -231,7 +231,7 @@ def infer(
     if bar is not None:
         bar.close()
     samples = coords.split_original(chains.draws)
-    diagnostics = compute_diagnostics(samples, chains, oracle, labels, method, reparameterisable=bool(plan.sites))
+    diagnostics = compute_diagnostics(samples, chains, oracle, labels, method, reparameterisable=bool(select_sites(structure, "all").sites))
     if not diagnostics.health.trustworthy:
         warnings.warn(
             "autoreparam.infer: the result is not trustworthy: " + " ".join(diagnostics.health.warnings)
