@@ -90,6 +90,8 @@ def _spaces(method, fits, vi):
         return [fits[vi.recommended]], f"VIP-HMC in {vi.recommended.upper()}: {vi.reason}"
     reasons = {"cp": "centred, as written", "ncp": "every planned site non-centred", "given": "the parameterisation given",
                "meta": "the meta-learned network's predicted centring (paper 003)"}
+    if method != "cp" and not fits[method].parameterisation.names:
+        return [fits[method]], "no site is rewritten (result.plan says why), so the model is sampled as written"
     return [fits[method]], reasons[method]
 
 
