@@ -76,13 +76,26 @@ def test_a_constant_element_is_a_warning_and_hides_no_other_r_hat():
     rng = np.random.default_rng(0)
     shifted = rng.standard_normal((2, 400))
     shifted[1] += 3.0
-    moving = np.stack([np.full((2, 400), 1.0), rng.standard_normal((2, 400))], axis=-1)
-    standard = standard_diagnostics({"stuck": np.full((2, 400), 3.0), "b": shifted, "c": moving})
+    # c: its first element is constant by its support (as an LKJ Cholesky factor's L[0, 0] = 1)
+    partly_fixed = np.stack([np.full((2, 400), 1.0), rng.standard_normal((2, 400))], axis=-1)
+    standard = standard_diagnostics({"stuck": np.full((2, 400, 2), 3.0), "b": shifted, "c": partly_fixed})
     assert np.isnan(standard.max_r_hat)
     health = assess(standard, num_chains=2, num_draws=400, divergences=0)
     assert not health.trustworthy
     assert any("R-hat" in w and "for b" in w for w in health.warnings)
-    assert any(w.startswith("stuck, c[0] never changed") for w in health.warnings)
+    assert any(w.startswith("stuck never changed") for w in health.warnings)
+    assert not any("c[0]" in w for w in health.warnings)
+
+
+def test_elements_constant_by_their_support_are_healthy():
+    import numpyro.distributions as dist
+    from jax import random
+
+    draws = np.asarray(dist.LKJCholesky(3, 2.0).sample(random.PRNGKey(0), (4, 500)))
+    rng = np.random.default_rng(3)
+    health = assess(standard_diagnostics({"L": draws, "mu": _chains(rng, [0.0] * 4, draws=500)}), num_chains=4,
+                    num_draws=500, divergences=0)
+    assert health.trustworthy, health.warnings
 
 
 def test_advice_never_suggests_the_method_that_ran_or_a_method_that_changes_nothing():

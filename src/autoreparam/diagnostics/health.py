@@ -63,14 +63,14 @@ def _worst(per_site: dict, largest: bool) -> tuple[str, float]:
     return found_name, found
 
 
-def _undefined(per_site: dict) -> list[str]:
-    """Elements whose diagnostic is NaN (their draws are constant), named like ``theta[3]``."""
-    names = []
-    for name, values in per_site.items():
-        values = np.asarray(values, dtype=float)
-        for index in zip(*np.nonzero(np.isnan(values))) if values.shape else ([()] if np.isnan(values) else []):
-            names.append(name + (f"[{','.join(map(str, index))}]" if index else ""))
-    return names
+def _constant_sites(per_site: dict) -> list[str]:
+    """Sites every element of which has a NaN diagnostic: one value in every draw of every chain.
+
+    Whole sites only: some elements are constant by their support (an LKJ Cholesky factor's first row
+    and upper triangle, a correlation matrix's diagonal), and they are no sign of chains that did not move.
+    """
+    return [name for name, values in per_site.items()
+            if np.size(values) and np.all(np.isnan(np.asarray(values, dtype=float)))]
 
 
 def assess(
@@ -95,19 +95,18 @@ def assess(
     """
     warnings, notes = [], []
     if num_chains >= 2:
-        # The worst finite R-hat: one constant element (R-hat NaN) must not hide the others.
+        # The worst R-hat that is not NaN: one constant element (R-hat NaN) must not hide the others.
         name, value = _worst(standard.r_hat, largest=True)
-        if np.isfinite(value) and value > MAX_R_HAT:
+        if not np.isnan(value) and value > MAX_R_HAT:
             warnings.append(
                 f"the chains disagree (R-hat {value:.3f} for {name}; trust needs < {MAX_R_HAT}): "
                 "the draws are not yet a sample of the posterior."
             )
-        constant = _undefined(standard.r_hat)
+        constant = _constant_sites(standard.r_hat)
         if constant:
-            more = f" and {len(constant) - 3} more" if len(constant) > 3 else ""
             warnings.append(
-                f"{', '.join(constant[:3])}{more} never changed: one value in every draw of every chain, so the "
-                "chains did not move there and R-hat and ESS cannot judge them."
+                f"{', '.join(constant)} never changed: one value in every draw of every chain, so the chains did "
+                "not move and R-hat and ESS cannot judge them."
             )
     else:
         notes.append("one chain: R-hat cannot check that chains agree; run at least 4 chains.")
@@ -131,8 +130,8 @@ def assess(
 def _advice(space_labels, kernel, diverged: bool, method: str | None = None, reparameterisable: bool = True) -> str:
     labels = tuple(space_labels)
     if not reparameterisable:
-        first = "no latent of this model can be reparameterised, so another method samples the same model"
-        first += "; target_accept=0.95" if diverged else ""
+        first = "no latent of this model can be reparameterised, so another parameterisation changes nothing"
+        first += "; kernel='nuts' (trajectory lengths that adapt to the posterior)" if kernel in ("hmc", "ihmc") else ""
     elif labels == ("cp",) and method != "auto":
         first = "method='ncp' or method='auto' (a centred latent whose scale can approach zero makes a funnel)"
     elif labels in (("rule",), ("ncp",)) and kernel == "nuts" and diverged:
