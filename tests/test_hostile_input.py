@@ -554,8 +554,10 @@ ERROR_CASES = {
         ModelError, r"fits cp, ncp, vip ended with a non-finite ELBO.*lower VIConfig.learning_rates"),
     "VIConfig with a number where a tuple belongs": (
         lambda: ar.VIConfig(learning_rates=0.05), ArgumentError, r"VIConfig.learning_rates must be a tuple of numbers, e.g. \(0.05,\)"),
-    "VIConfig with a string or fractional step count": (
-        lambda: [ar.VIConfig(num_steps=s) for s in ("10", 2.5)], ArgumentError, "VIConfig.num_steps must be a positive integer"),
+    "VIConfig with a string step count": (
+        lambda: ar.VIConfig(num_steps="10"), ArgumentError, "VIConfig.num_steps must be a positive integer, got '10'"),
+    "VIConfig with a fractional step count": (
+        lambda: ar.VIConfig(num_steps=2.5), ArgumentError, "VIConfig.num_steps must be a positive integer, got 2.5"),
     "fit_vip with a dict as config": (
         lambda: ar.fit_vip(hierarchy, jnp.ones(3), jnp.ones(3), config={"num_steps": 10}), ArgumentError,
         "config must be an autoreparam.VIConfig"),
@@ -576,7 +578,7 @@ ERROR_CASES = {
                          **TINY), SiteError, r"site 'theta': init_to_value's value has shape \(2,\), but the site has shape \(3,\)"),
     "init value outside the support": (
         lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), method="cp", init_strategy=init_to_value(values={"tau": -1.0}),
-                         **TINY), ModelError, r"invalid scale.*at the values of the init_strategy given"),
+                         **TINY), ModelError, r"invalid scale.*at the values of the init_to_value given"),
     "predict_parameterisation with a model that is not callable": (
         lambda: ar.predict_parameterisation(None), ArgumentError, "model must be a NumPyro model.*NoneType"),
     "unknown method for fit_vip's form": (

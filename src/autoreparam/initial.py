@@ -60,11 +60,7 @@ def check_init_strategy(init_strategy, latents: Sequence) -> None:
             raise SiteError(name, "init_to_value gives a value for a name that is not a latent site of the model "
                             f"(latent sites: {', '.join(shapes)})")
         shape = tuple(np.shape(value))
-        try:
-            fits = np.broadcast_shapes(shape, shapes[name]) == shapes[name]
-        except ValueError:
-            fits = False
-        if not fits:
+        if shape not in ((), shapes[name]):
             raise SiteError(name, f"init_to_value's value has shape {shape}, but the site has shape {shapes[name]}: "
                             "give an array of the site's shape (or a scalar)")
 
@@ -93,8 +89,9 @@ def initial_values(
             return (values, free) if unconstrained else values
         # A user's values that break the model (a negative scale fails in a distribution's constructor)
         # are the values' fault, not the model's.
-        cause = None if init_strategy is None else ("at the values of the init_strategy given: check that each lies "
-                                                    "inside its site's support, e.g. a scale must be positive")
+        given = isinstance(init_strategy, functools.partial) and init_strategy.func is init_to_value
+        cause = None if not given else ("at the values of the init_to_value given: check that each lies inside its "
+                                        "site's support, e.g. a scale must be positive")
         problem = nonfinite_site(model, model_args, model_kwargs, values, cause=cause)
         if problem is None:
             return (values, free) if unconstrained else values

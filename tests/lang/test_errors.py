@@ -111,3 +111,12 @@ def test_a_parameter_out_of_its_domain_names_the_statement_when_the_model_runs(t
             numpyro.handlers.seed(model, 0)(*args, **kwargs)
     assert info.value.kind == "value" and info.value.pos.line == line and message in str(info.value)
     assert str(info.value).startswith(f"<program>:{line}:") and "^" in str(info.value)
+
+
+def test_a_scale_fed_by_a_latent_is_told_to_give_that_latent_a_prior_on_its_domain():
+    import autoreparam as ar
+
+    model, args, kwargs = compile_program("s ~ normal(-3, 0.1)\nx ~ normal(0, s)\n")
+    with pytest.raises(ProgramError, match=r"<program>:2:1: value error: .*a latent feeds it.*half_normal"):
+        ar.infer(model, *args, method="cp", kernel="nuts", num_chains=2, num_warmup=20, num_samples=20,
+                 progress=False, **kwargs)

@@ -146,10 +146,15 @@ class _Run:
         try:
             fn = spec.build(*values)
         except ValueError as error:
-            # NumPyro validates only concrete parameters, so these come from constants or data (a zero or
-            # negative scale, low > high, an infinity), which the dry run, with no distributions, cannot see.
-            raise ProgramError("value", stmt.pos, f"{spec.name}'s parameters are invalid here ({error}); check the "
-                               "constants and data this statement gives it").located(*self.source) from None
+            # NumPyro validates concrete parameters: constants and data (which the dry run, with no
+            # distributions, cannot check), or a latent's value when the model runs eagerly.
+            if all(is_static(v) for v in values):
+                advice = "check the constants and data this statement gives it"
+            else:
+                advice = ("a latent feeds it: give that latent a prior on the parameter's domain (e.g. a scale from "
+                          "half_normal, lognormal or exp() of a real latent)")
+            raise ProgramError("value", stmt.pos, f"{spec.name}'s parameters are invalid here ({error}); "
+                               f"{advice}").located(*self.source) from None
         loops = self.ev.loops
         with contextlib.ExitStack() as stack:
             for depth, loop in enumerate(loops):
