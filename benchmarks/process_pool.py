@@ -29,6 +29,8 @@ import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
+from autoreparam.cli_types import count, natural
+
 
 def _fuzz_tasks(args):
     from autoreparam.reliability.fuzz import plan_fuzz, run_fuzz_task
@@ -58,13 +60,13 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     fuzz = sub.add_parser("fuzz", help="the tasks of `autoreparam fuzz`")
     fuzz.add_argument("--out", required=True)
-    fuzz.add_argument("--n", type=int, default=3000)
-    fuzz.add_argument("--seed", type=int, default=0)
-    fuzz.add_argument("--mcmc-n", type=int, default=5)
-    fuzz.add_argument("--chunk", type=int, default=20)
+    fuzz.add_argument("--n", type=natural, default=3000)
+    fuzz.add_argument("--seed", type=natural, default=0)
+    fuzz.add_argument("--mcmc-n", type=natural, default=5)
+    fuzz.add_argument("--chunk", type=count, default=20)
     fuzz.add_argument("--mcmc-methods", default=None, help="as `autoreparam fuzz --mcmc-methods` ('none': no prior check)")
     fuzz.add_argument("--no-invariance", action="store_true", help="skip the invariance check")
-    fuzz.add_argument("--skip-programs", type=int, default=0,
+    fuzz.add_argument("--skip-programs", type=natural, default=0,
                       help="leave out the first N sampled programs (another machine runs them)")
     sbc = sub.add_parser("sbc", help="the tasks of `autoreparam sbc` (every model and method/kernel cell)")
     sbc.add_argument("--out", required=True)
@@ -75,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     sbc.add_argument("--samples", type=int, default=500)
     sbc.add_argument("--vi", default="fast", choices=["fast", "paper"])
     for p in (fuzz, sbc):
-        p.add_argument("--workers", type=int, default=os.cpu_count())
+        p.add_argument("--workers", type=count, default=os.cpu_count())
         p.add_argument("--deadline-minutes", type=float, default=None)
     return parser
 

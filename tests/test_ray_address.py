@@ -19,3 +19,10 @@ def test_a_dead_address_is_refused_at_once_and_a_live_one_passes():
         check_reachable(f"127.0.0.1:{server.getsockname()[1]}")
     for left_to_ray in (None, "auto", "ray://head:10001"):
         check_reachable(left_to_ray)
+
+
+def test_ipv6_and_ray_keywords():
+    for left_to_ray in ("local",):
+        check_reachable(left_to_ray)
+    with pytest.raises(ArgumentError, match=r"no Ray cluster answers at \[::1\]:1"):
+        check_reachable("[::1]:1", timeout=2.0)

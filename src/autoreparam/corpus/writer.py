@@ -19,6 +19,8 @@ import os
 import time
 from pathlib import Path
 
+import numpy as np
+
 from autoreparam.corpus.registry import FAMILIES, SPLITS, generate_program
 from autoreparam.errors import ArgumentError
 
@@ -31,7 +33,7 @@ def write_corpus(out: str | os.PathLike, *, n: int = 10000, seed: int = 0, held_
         raise ArgumentError(f"unknown family {held_out_family!r}; families: {', '.join(FAMILIES)}")
     if not isinstance(n, int) or n < 1:
         raise ArgumentError(f"n must be a positive integer, got {n!r}")
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
         raise ArgumentError(f"seed must be a non-negative integer, got {seed!r}")
     root = Path(out)
     if root.exists() and not root.is_dir():

@@ -174,8 +174,8 @@ def _uniform_if_improper(site):
 def analyse_model(model: Callable, *args, seed: int = 0, **kwargs) -> ModelStructure:
     """Trace ``model(*args, **kwargs)`` once and describe its latent sites.
 
-    Raises ``ModelError`` for a model with no latent site, ``SiteError`` for a discrete latent and
-    ``DataError`` for non-finite data (arguments or observed values).
+    Raises ``ModelError`` for a model with no latent site or with a subsampled plate, ``SiteError`` for
+    a discrete latent and ``DataError`` for non-finite or non-numeric data (arguments or observed values).
     """
     _check_finite_arguments(args, kwargs)
     trace, in_reversed_scan = _trace(model, args, kwargs, seed)

@@ -22,7 +22,10 @@ from autoreparam.errors import ArgumentError
 
 
 def _is_number(x) -> bool:
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+    """A real number: a Python, NumPy or JAX scalar (0-d arrays too), not a bool or a string."""
+    if isinstance(x, (bool, np.bool_, str, bytes)):
+        return False
+    return np.ndim(x) == 0 and np.issubdtype(np.asarray(x).dtype, np.number)
 
 
 @dataclass(frozen=True)
@@ -46,8 +49,10 @@ class VIConfig:
                 raise ArgumentError(f"VIConfig.{field} must be a positive integer, got {value!r}")
         for field in ("learning_rates", "decay_fractions", "decay_factors", "vip_starts"):
             value = getattr(self, field)
-            if not isinstance(value, (tuple, list)) or not all(_is_number(x) for x in value):
+            if not isinstance(value, (tuple, list)):
                 raise ArgumentError(f"VIConfig.{field} must be a tuple of numbers, e.g. ({value!r},), got {value!r}")
+            if not all(_is_number(x) for x in value):
+                raise ArgumentError(f"VIConfig.{field} must hold numbers, got {value!r}")
         # `not (x > 0)` rather than `x <= 0`, so that NaN is rejected too.
         if not self.learning_rates or any(not (lr > 0) or math.isinf(lr) for lr in self.learning_rates):
             raise ArgumentError(f"VIConfig.learning_rates must be positive and finite, got {self.learning_rates}")
