@@ -5,7 +5,7 @@ The network's strongest per-element evidence is ``log(s^2 c)`` (paper 000 Sectio
 puts on it, taken at three *prior* points (the centre and one prior standard deviation down and up).
 This script takes the same quantity at a *posterior* point, the posterior median of every latent
 drawn by ``ar.infer(method="auto")``, and prints it beside the network's lambda, per-model VIP's
-lambda (``ar.infer(method="vip")`` with the fit of the meta labels, `LABEL_FIT`) and the Section 3 rule ``lambda ~ s^2 c / (1 + s^2 c)`` (the
+lambda (``ar.fit_vip`` with the fit of the meta labels, `LABEL_FIT`; VIP's own lambda, as a label holds it) and the Section 3 rule ``lambda ~ s^2 c / (1 + s^2 c)`` (the
 data's share of the element's precision; exact optimum at ``s^2 q = 1``, lambda = 1/2).
 
     python benchmarks/meta_probe_points.py --out benchmarks/results/meta_probe_points.json
@@ -35,11 +35,10 @@ from autoreparam.models import load
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import select_sites
 from autoreparam.reparam.sites import analyse_model
-from autoreparam.vi.protocol import VIConfig
+from autoreparam.meta.labels import LABEL_CONFIG
 
-# The fit of the network's training labels (docs/meta.md, "Labels"): 1000 Adam steps of 32 draws at
-# learning rates 0.02 and 0.1, VIP from lambda 0.05, 0.5 and 0.95.
-LABEL_FIT = VIConfig(num_steps=1000, num_samples=32, learning_rates=(0.02, 0.1), progress=False)
+# The fit of the network's training labels (docs/meta.md, "Labels"): `meta.labels.LABEL_CONFIG`.
+LABEL_FIT = LABEL_CONFIG
 FIT_STEPS, FIT_DRAWS = 500, 8
 MODELS = ("eight_schools", "radon_az", "radon_in", "radon_ma", "radon_mn", "radon_mo", "radon_nd", "radon_pa",
           "german_credit", "election88", "electric")
@@ -125,8 +124,8 @@ def diagnose(name: str, seed: int = 0) -> dict:
     start = time.perf_counter()
     posterior = ar.infer(model, *args, method="auto", num_chains=4, num_warmup=500, num_samples=500, seed=seed,
                          progress=False, **kwargs)
-    vip = ar.infer(model, *args, method="vip", kernel="nuts", num_chains=2, num_warmup=200, num_samples=200, seed=seed,
-                   vi_config=LABEL_FIT, progress=False, **kwargs)
+    # VIP's own lambda, as a training label holds it, whichever fit VIP-HMC would then sample in.
+    vip = ar.fit_vip(model, *args, config=LABEL_FIT, discrete=False, seed=seed, **kwargs)
     seconds = time.perf_counter() - start
     median = {s.name: np.median(np.asarray(posterior.samples[s.name]).reshape((-1,) + s.shape), axis=0)
               for s in latents}
@@ -136,10 +135,10 @@ def diagnose(name: str, seed: int = 0) -> dict:
 
     sites = {}
     for site in latents:
-        if site.name not in vip.parameterisation:
+        if site.name not in vip.lam:
             continue  # not reparameterised (e.g. a prior with constant parameters): no lambda to compare
         rows = prior[site.name]
-        target = np.asarray(vip.parameterisation[site.name], np.float64).reshape(-1)
+        target = np.asarray(vip.lam[site.name], np.float64).reshape(-1)
         rules = {"prior_centre": _share(rows[:, COLUMNS["log_scale2_curvature"]]),
                  "ncp_mode": _share(at_mode[site.name]), "ncp_vi_mean": _share(at_mean[site.name]),
                  "posterior": _share(at_posterior[site.name])}
@@ -157,7 +156,7 @@ def diagnose(name: str, seed: int = 0) -> dict:
                 "meta": float(np.mean(np.abs(np.asarray(meta[site.name]).reshape(-1) - target))),
                 **{f"rule_at_{k}": float(np.mean(np.abs(v - target))) for k, v in rules.items()}},
         }
-    return {"model": name, "sites": sites, "ncp_points_seconds": points_seconds,
+    return {"model": name, "sites": sites, "ncp_points_seconds": points_seconds, "vip_recommended": vip.recommended,
             "sampling_seconds": seconds, "auto_trustworthy": not posterior.diagnostics.health.warnings}
 
 
