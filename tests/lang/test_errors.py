@@ -120,3 +120,9 @@ def test_a_scale_fed_by_a_latent_is_told_to_give_that_latent_a_prior_on_its_doma
     with pytest.raises(ProgramError, match=r"<program>:2:1: value error: .*a latent feeds it.*half_normal"):
         ar.infer(model, *args, method="cp", kernel="nuts", num_chains=2, num_warmup=20, num_samples=20,
                  progress=False, **kwargs)
+
+
+def test_a_loop_too_large_for_memory_is_named_before_anything_is_allocated():
+    text = "data J: int\nmu ~ normal(0, 1)\nfor (j in 1 .. J)\n  t[j] ~ normal(mu, 1)\n"
+    error = _error(text, {"J": 10**12})
+    assert error.kind == "shape" and error.pos.line == 3 and "1,000,000,000,000 elements" in str(error)

@@ -32,6 +32,11 @@ def _float_dtype():
     return jnp.result_type(float)  # float32 unless jax_enable_x64
 
 
+# Elements of nested vectorised loops (plates): 10^8 float32 values are 400 MB per copy, and the sampler
+# holds several copies per chain; a size from a mistyped data field would fail deep inside NumPy.
+MAX_PLATE_ELEMENTS = 10**8
+
+
 class _Run:
     """One execution of a program: the dry run (``checking``) or the NumPyro model's body."""
 
@@ -71,6 +76,11 @@ class _Run:
             self.ev.unrolled.pop(stmt.var, None)
             return
         size = max(upper - lower + 1, 0)
+        elements = size * int(np.prod(self.ev.loop_shape(), dtype=np.int64))
+        if elements > MAX_PLATE_ELEMENTS:
+            raise ProgramError("shape", stmt.pos, f"these loops hold {elements:,} elements; at most "
+                               f"{MAX_PLATE_ELEMENTS:,} fit in memory beside the sampler: check the loop bounds and "
+                               "the sizes in the data")
         if size == 0:
             self._define_empty(stmt.body, self.ev.loop_shape() + (0,))
             return
