@@ -30,8 +30,8 @@ from autoreparam.reparam.selection import select_sites
 from autoreparam.reparam.sites import analyse_model
 from autoreparam.result import Diagnostics, compute_diagnostics
 from autoreparam.sampling import sample_hmc, sample_nuts
-from autoreparam.vi.protocol import FAST, VIConfig, check_config
 from autoreparam.validation import check_call, check_counts
+from autoreparam.vi.protocol import FAST, VIConfig, check_config
 from autoreparam.vi.vip import VIPResult, run_vip
 
 SPACES = {"cp": ("cp",), "ncp": ("ncp",), "ihmc": ("cp", "ncp"), "vip": ("vip",), "auto": ("auto",)}
@@ -125,6 +125,7 @@ def compare(
     start = time.perf_counter()
     structure = analyse_model(model, *model_args, seed=seed, **model_kwargs)
     coords = Coordinates(model, model_args, model_kwargs, select_sites(structure, sites))
+    rewritable = bool(select_sites(structure, "all").sites)  # for the advice on a flagged run
     init, free_init = initial_values(model, model_args, model_kwargs, structure.names, seed=seed, unconstrained=True)
     vi_config = dataclasses.replace(vi_config or (FAST if kernel == "nuts" else VIConfig()), progress=progress)
     vip = run_vip(coords, init, vi_config, discrete=False, seed=seed)
@@ -147,7 +148,6 @@ def compare(
                 coords, spaces, hmc_config, num_chains, num_leapfrog, leapfrog_grid, seed, metric=oracle_metric
             )
         samples = coords.split_original(chains.draws)
-        diagnostics[method] = compute_diagnostics(samples, chains, oracle, labels, method,
-                                                  reparameterisable=bool(select_sites(structure, "all").sites))
+        diagnostics[method] = compute_diagnostics(samples, chains, oracle, labels, method, rewritable)
         seconds[method] = time.perf_counter() - start
     return Comparison(vip, diagnostics, seconds, kernel, decisions)

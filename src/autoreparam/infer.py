@@ -233,7 +233,8 @@ def infer(
     if bar is not None:
         bar.close()
     samples = coords.split_original(chains.draws)
-    diagnostics = compute_diagnostics(samples, chains, oracle, labels, method, reparameterisable=bool(select_sites(structure, "all").sites))
+    rewritable = bool(select_sites(structure, "all").sites)  # for the advice on a flagged run
+    diagnostics = compute_diagnostics(samples, chains, oracle, labels, method, rewritable)
     if not diagnostics.health.trustworthy:
         warnings.warn(
             "autoreparam.infer: the result is not trustworthy: " + " ".join(diagnostics.health.warnings)

@@ -40,6 +40,13 @@ PRIOR_MEDIAN = init_to_median(num_samples=15)
 ORIGIN = init_to_feasible
 
 
+def _values_given(init_strategy) -> dict | None:
+    """The values of an ``init_to_value(values=...)`` strategy; None for any other strategy."""
+    if isinstance(init_strategy, functools.partial) and init_strategy.func is init_to_value:
+        return init_strategy.keywords.get("values") or {}
+    return None
+
+
 def check_init_strategy(init_strategy, latents: Sequence) -> None:
     """A user's ``init_strategy``, checked before anything runs: a NumPyro init strategy, and where it is
     ``init_to_value(values=...)``, values for latent sites (``latents``: `SiteInfo`) of their shapes.
@@ -52,10 +59,11 @@ def check_init_strategy(init_strategy, latents: Sequence) -> None:
     if not callable(init_strategy):
         raise ArgumentError("init_strategy must be a NumPyro init strategy, e.g. "
                             f"numpyro.infer.init_to_value(values={{...}}), not {type(init_strategy).__name__}")
-    if not (isinstance(init_strategy, functools.partial) and init_strategy.func is init_to_value):
+    values = _values_given(init_strategy)
+    if values is None:
         return
     shapes = {site.name: tuple(site.shape) for site in latents}
-    for name, value in (init_strategy.keywords.get("values") or {}).items():
+    for name, value in values.items():
         if name not in shapes:
             raise SiteError(name, "init_to_value gives a value for a name that is not a latent site of the model "
                             f"(latent sites: {', '.join(shapes)})")
@@ -82,16 +90,16 @@ def initial_values(
     else:
         candidates = [(default, seed)]
         candidates += [(init_to_uniform, seed + 1 + k) for k in range(_FALLBACK_STARTS)]
+    # A user's values that break the model (a negative scale fails in a distribution's constructor)
+    # are the values' fault, not the model's.
+    cause = None if _values_given(init_strategy) is None else (
+        "at the values of the init_to_value given: check that each lies inside its site's support, e.g. a scale "
+        "must be positive")
     first_problem = None
     for strategy, strategy_seed in candidates:
         values, total, free = _values(model, model_args, model_kwargs, names, strategy, strategy_seed)
         if np.isfinite(total):
             return (values, free) if unconstrained else values
-        # A user's values that break the model (a negative scale fails in a distribution's constructor)
-        # are the values' fault, not the model's.
-        given = isinstance(init_strategy, functools.partial) and init_strategy.func is init_to_value
-        cause = None if not given else ("at the values of the init_to_value given: check that each lies inside its "
-                                        "site's support, e.g. a scale must be positive")
         problem = nonfinite_site(model, model_args, model_kwargs, values, cause=cause)
         if problem is None:
             return (values, free) if unconstrained else values

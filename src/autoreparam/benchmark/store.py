@@ -78,6 +78,10 @@ class ResultStore:
         with np.load(self._npz(key)) as data:
             return {k: data[k] for k in data.files}
 
+    def is_empty(self) -> bool:
+        """No finished cell (a folder that does not exist is empty), without reading any."""
+        return next((self.root / "cells").glob("*.json"), None) is None
+
     def records(self) -> list[dict]:
         folder = self.root / "cells"
         return [_read_cell(p) for p in sorted(folder.glob("*.json"))] if folder.exists() else []

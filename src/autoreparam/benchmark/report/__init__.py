@@ -81,13 +81,13 @@ def write_report(
     from autoreparam.benchmark.report.document import render
 
     # Checked before anything is written: an empty report would overwrite a committed BENCHMARKS.md.
-    if not ResultStore(results_dir).records():
+    if ResultStore(results_dir).is_empty():
         raise ArgumentError(f"no benchmark results in {results_dir}: run `autoreparam bench --out {results_dir}` "
                             "first, or pass the folder a run wrote as --results")
     if notes_path is not None and not Path(notes_path).is_file():
         raise ArgumentError(f"--notes file {notes_path} not found")
     for title, folder in (extra_results or {}).items():
-        if not ResultStore(folder).records():
+        if ResultStore(folder).is_empty():
             raise ArgumentError(f"--extra {title}={folder}: no benchmark results in {folder}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
