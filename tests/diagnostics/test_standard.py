@@ -123,3 +123,17 @@ def test_mean_and_mcse_match_iid_theory():
     assert mean.shape == mcse.shape == (3,)  # sorted: a, then b[0], b[1]
     _np.testing.assert_allclose(mcse, [1 / 100, 3 / 100, 3 / 100], rtol=0.1)
     assert abs(mean[1] - 2.0) < 3.29 * 3 / 100
+
+
+def test_an_element_without_rhat_does_not_hide_chains_that_disagree():
+    """A constant element (an LKJ factor's fixed entry) has R-hat 0/0; the worst R-hat must still be
+    the disagreeing element's, or every ``not max_r_hat > limit`` check (auto's pilots, the oracle)
+    would pass chains that never mixed."""
+    rng = np.random.default_rng(1)
+    draws = rng.normal(size=(4, 200, 3))
+    draws[:, :, 0] = 1.0  # fixed by its support
+    draws[:, :, 2] += np.arange(4)[:, None] * 3.0  # chains in different places
+    result = standard_diagnostics({"x": draws})
+    assert np.isnan(result.r_hat["x"][0])
+    assert result.max_r_hat > 2.0
+    assert result.max_r_hat == pytest.approx(float(np.nanmax(result.r_hat["x"])))

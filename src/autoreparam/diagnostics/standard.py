@@ -41,7 +41,10 @@ class StandardDiagnostics:
         ess_tail: site -> tail ESS, the smaller of the 5% and 95% quantile ESS (method="tail").
         r_hat: site -> rank-normalised split R-hat (az.rhat(method="rank")); NaN with one chain.
         min_ess_bulk, min_ess_tail: minima over all elements.
-        max_r_hat: maximum over all elements (NaN with one chain).
+        max_r_hat: maximum over the elements whose R-hat is defined. An element that never changed in
+            any chain (an LKJ factor's fixed entries) has R-hat 0/0 = NaN and is left out, so that it
+            cannot hide another element's R-hat of 3 from every ``not r_hat > limit`` check. NaN only
+            when no element has an R-hat (one chain).
     """
 
     ess_bulk: dict[str, np.ndarray]
@@ -61,7 +64,7 @@ def standard_diagnostics(draws: Mapping) -> StandardDiagnostics:
         r_hat=rhat,
         min_ess_bulk=_reduce(bulk, np.min),
         min_ess_tail=_reduce(tail, np.min),
-        max_r_hat=_reduce(rhat, np.max),
+        max_r_hat=_reduce(rhat, np.nanmax),
     )
 
 
