@@ -650,6 +650,8 @@ def test_command_line_errors_are_one_line_and_exit_2(argv, message, tmp_path, ca
     (["sbc", "--num-cpus", "0"], "argument --num-cpus: must be a positive integer"),
     (["corpus", "--seed", "-1", "--out", "{tmp}/c"], "argument --seed: must be a non-negative integer"),
     (["bench", "--seeds", "0,a"], "argument --seeds: must be an integer, got 'a'"),
+    (["run", "eight_schools", "--sites", ""], "argument --sites: names no site, got ''"),
+    (["vip", "eight_schools", "--sites", " , "], "argument --sites: names no site"),
 ])
 def test_bad_numbers_on_the_command_line_stop_before_anything_runs(argv, message, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:

@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from autoreparam.cli_types import count, natural, naturals
+from autoreparam.cli_types import count, natural, naturals, sites as site_names
 from autoreparam.errors import ArgumentError
 
 
@@ -46,7 +46,7 @@ def _add_model_arguments(parser):
     parser.add_argument("--quirks", action="store_true", help="reproduce the original code's data handling")
     parser.add_argument("--option", action="append", help="model option key=value, e.g. q=100 for gaussian_section3")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--sites", default="default", help="'default', 'all' or a comma-separated list")
+    parser.add_argument("--sites", type=site_names, default="default", help="'default', 'all' or a comma-separated list")
 
 
 def _add_sampler_arguments(parser):
@@ -55,10 +55,6 @@ def _add_sampler_arguments(parser):
     parser.add_argument("--samples", type=int, default=2000)
     parser.add_argument("--leapfrog", type=_leapfrog, default="oracle", help="L, or 'oracle' (default)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
-
-
-def _sites(text: str):
-    return text if text in ("default", "all") else [s for s in text.split(",") if s]
 
 
 def cmd_run(args) -> int:
@@ -70,7 +66,7 @@ def cmd_run(args) -> int:
     problem = _problem(args)
     result = ar.infer(
         problem.model, *problem.args, method=args.method, kernel=args.kernel, num_chains=args.chains,
-        num_warmup=args.warmup, num_samples=args.samples, seed=args.seed, sites=_sites(args.sites),
+        num_warmup=args.warmup, num_samples=args.samples, seed=args.seed, sites=args.sites,
         num_leapfrog=args.leapfrog, progress=not args.quiet, parameterisation=args.lam, **problem.kwargs,
     )
     print(f"{problem.name}: {problem.description}\n{problem.data_note}\n")
@@ -82,7 +78,7 @@ def cmd_vip(args) -> int:
     from autoreparam.vi.vip import fit_vip
 
     problem = _problem(args)
-    result = fit_vip(problem.model, *problem.args, sites=_sites(args.sites), form=args.form, seed=args.seed, **problem.kwargs)
+    result = fit_vip(problem.model, *problem.args, sites=args.sites, form=args.form, seed=args.seed, **problem.kwargs)
     print(result.plan.report() + "\n")
     print(result.summary())
     return 0
@@ -100,7 +96,7 @@ def cmd_compare(args) -> int:
         options["vi_config"] = PAPER
     comparison = compare(
         problem.model, *problem.args, kernel=args.kernel, num_chains=args.chains, num_warmup=args.warmup,
-        num_samples=args.samples, seed=args.seed, sites=_sites(args.sites), num_leapfrog=args.leapfrog,
+        num_samples=args.samples, seed=args.seed, sites=args.sites, num_leapfrog=args.leapfrog,
         progress=not args.quiet, **options, **problem.kwargs,
     )
     print(f"{problem.name}: {problem.description}")

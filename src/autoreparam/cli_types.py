@@ -32,3 +32,15 @@ def natural(text: str) -> int:
 def naturals(text: str) -> tuple[int, ...]:
     """Comma-separated non-negative integers, e.g. seeds ``0,1,2``."""
     return tuple(natural(part) for part in text.split(",") if part.strip())
+
+
+def sites(text: str):
+    """``default``, ``all`` or comma-separated site names; an empty list (``--sites ''``) would rewrite
+    nothing, which ``--method cp`` says plainly, so it is refused."""
+    if text in ("default", "all"):
+        return text
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"names no site, got {text!r}: give 'default', 'all' or site names "
+                                         "separated by commas (use --method cp to rewrite nothing)")
+    return names
