@@ -118,8 +118,12 @@ class Evaluator:
             return -self.eval(e.operand)
         if isinstance(e, ir.BinOp):
             left, right = self.align(self.eval(e.left), self.eval(e.right), e)
-            table = _BINARY if is_static(left, right) else _JAX_BINARY
-            return table[e.op](left, right)
+            if not is_static(left, right):
+                return _JAX_BINARY[e.op](left, right)
+            # 1 / 0 among constants: the statement that uses the value reports it at its line
+            # (``check``'s domain test), so NumPy's warning would only repeat it without saying where.
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                return _BINARY[e.op](left, right)
         if isinstance(e, ir.Call):
             return self.call(e)
         raise TypeError(e)
@@ -139,7 +143,10 @@ class Evaluator:
         args = [self.eval(a) for a in e.args]
         if e.func in _ELEMENTWISE:
             np_fn, jnp_fn = _ELEMENTWISE[e.func]
-            return (np_fn if is_static(*args) else jnp_fn)(args[0])
+            if not is_static(*args):
+                return jnp_fn(args[0])
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # as for 1 / 0 above
+                return np_fn(args[0])
         if e.func == "sum":
             return args[0].sum(-1)
         a, b = self.align(args[0], args[1], e)
