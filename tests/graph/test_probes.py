@@ -135,3 +135,28 @@ def test_site_records_come_from_one_compiled_program_that_reads_each_calls_data(
     records = {s.name: s for s in program.trace_sites(scaled, (np.zeros(3, dtype=np.float32),), {})}
     assert records["y"].log_likelihood_scale == pytest.approx(np.log(4.0))
     assert records["mu"].log_likelihood_scale == 0.0
+
+
+def test_given_prior_points_reproduce_the_prior_features_and_other_points_move_them():
+    """``probe_points`` replaces the three prior points: handed the prior points themselves it must give
+    the same features; handed eight schools with tau = e^2 everywhere, theta's scale must read 2."""
+    from autoreparam.graph.program import trace_sites
+
+    latents = [s for s in trace_sites(eight_schools, (SIGMA,), {"y": Y}, 0) if not s.observed]
+    prior_points = probes._points(eight_schools, (SIGMA,), {"y": Y}, latents)
+    given = {s.name: np.asarray(p) for s, p in zip(latents, prior_points)}
+    prior = model_graph(eight_schools, SIGMA, y=Y)
+    again = model_graph(eight_schools, SIGMA, y=Y, probe_points=given)
+    np.testing.assert_allclose(again.element_features, prior.element_features, atol=1e-5)
+    moved = dict(given, log_tau=np.full((3,), 2.0, dtype=np.float32))
+    graph = model_graph(eight_schools, SIGMA, y=Y, probe_points=moved)
+    for point in ("", "low_", "high_"):
+        np.testing.assert_allclose(_column(graph, "theta", point + "log_prior_scale"), 2.0, atol=1e-5)
+
+
+def test_probe_points_of_the_wrong_shape_or_missing_name_the_site():
+    good = {"mu": np.zeros(3), "log_tau": np.zeros(3), "theta": np.zeros((3, 8))}
+    with pytest.raises(ModelError, match=r"site 'theta': probe points must have shape \(3, 8\)"):
+        model_graph(eight_schools, SIGMA, y=Y, probe_points=dict(good, theta=np.zeros(8)))
+    with pytest.raises(ModelError, match="site 'log_tau': no probe point"):
+        model_graph(eight_schools, SIGMA, y=Y, probe_points={"mu": good["mu"], "theta": good["theta"]})

@@ -47,8 +47,11 @@ def _check_static_values(nodes: list[Node], edges) -> None:
                             "elements; fix the data or the model's preprocessing")
 
 
-def model_graph(model: Callable, *args, seed: int = 0, **kwargs) -> ModelGraph:
+def model_graph(model: Callable, *args, seed: int = 0, probe_points: dict | None = None, **kwargs) -> ModelGraph:
     """The typed graph of ``model(*args, **kwargs)`` with its node features and per-element probes.
+
+    ``probe_points`` (``{latent: (3, *shape)}``, original coordinates) moves the probes from the prior
+    points to others (`probe_elements`).
 
     ``seed`` seeds the one prior draw the model is traced at and Hutchinson's probe vectors (sites of
     more than 256 elements); nothing else in the graph is random. Raises `UnsupportedError` naming any
@@ -69,7 +72,7 @@ def model_graph(model: Callable, *args, seed: int = 0, **kwargs) -> ModelGraph:
     _check_static_values(nodes, edges)
 
     latents = [s for s in sites if not s.observed]
-    per_site = probe_elements(model, args, kwargs, latents, seed)
+    per_site = probe_elements(model, args, kwargs, latents, seed, points=probe_points)
     element_features = dict(zip(latent_nodes, per_site))
     return ModelGraph(
         node_type=np.array([int(n.type) for n in nodes], dtype=np.int32),

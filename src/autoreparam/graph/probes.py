@@ -168,19 +168,29 @@ def _probe_function(model, args, kwargs, latents: list[SiteRecord], seed: int) -
 
     def probe(coords):
         trace = run(coords)
-        out = []
-        for index, site in enumerate(latents):
-            fn = trace[site.name]["fn"]
-            zeros = jnp.zeros(site.size)
-            loc = scale = zeros
-            if site.family is not None:
-                scale = jnp.broadcast_to(read_parameter(fn, site.family, "scale"), site.shape).reshape(-1)
-                if any(p == "loc" for p, _ in site.parameters):
-                    loc = jnp.broadcast_to(read_parameter(fn, site.family, "loc"), site.shape).reshape(-1)
-            out.append((scale, loc, curvature(coords, index)))
-        return out
+        return [(*_own_scale_and_loc(trace, site), curvature(coords, index)) for index, site in enumerate(latents)]
 
     return probe
+
+
+def _own_scale_and_loc(trace, site: SiteRecord) -> tuple[jax.Array, jax.Array]:
+    """The site's own prior scale and location in ``trace``, flattened (zeros without a family or location)."""
+    fn = trace[site.name]["fn"]
+    loc = scale = jnp.zeros(site.size)
+    if site.family is not None:
+        scale = jnp.broadcast_to(read_parameter(fn, site.family, "scale"), site.shape).reshape(-1)
+        if any(p == "loc" for p, _ in site.parameters):
+            loc = jnp.broadcast_to(read_parameter(fn, site.family, "loc"), site.shape).reshape(-1)
+    return scale, loc
+
+
+def _prior_centre_locations(model, args, kwargs, latents: list[SiteRecord]) -> list[jax.Array]:
+    """Per latent its prior location at the prior centre: the location features describe the prior
+    wherever the scale and curvature probes are read."""
+    substituted = handlers.substitute(handlers.seed(model, rng_seed=0), substitute_fn=_prior_point(0.0))
+    with handlers.block(), numpyro.validation_enabled(False):
+        trace = handlers.trace(substituted).get_trace(*args, **kwargs)
+    return [_own_scale_and_loc(trace, site)[1] for site in latents]
 
 
 def _element_features(site: SiteRecord, scale, loc, curvature) -> np.ndarray:
@@ -220,8 +230,11 @@ _PROBE_PROGRAMS: OrderedDict = OrderedDict()
 MAX_PROBE_PROGRAMS = 64
 
 
-def _probe_program(model, args, kwargs, latents: list[SiteRecord], seed: int) -> Callable:
-    """``() -> (points, probes)``, jitted with the data's arrays as arguments and kept per process.
+def _probe_program(model, args, kwargs, latents: list[SiteRecord], seed: int, given_points: bool = False) -> Callable:
+    """``(points=None) -> (points, probes)``, jitted with the data's arrays as arguments and kept per process.
+
+    With ``given_points`` the three points are an argument (per latent ``(3, *shape)`` in probe
+    coordinates), not the prior points.
 
     The data are arguments, not constants, so a second graph of the same model (a new seed, new data
     of the same shapes, ``predict_parameterisation`` called again) reuses the compiled program: on
@@ -232,27 +245,55 @@ def _probe_program(model, args, kwargs, latents: list[SiteRecord], seed: int) ->
     """
     data = ModelData.for_model(model, tuple(args), dict(kwargs))
     layout = tuple((s.name, s.distribution, s.family, s.parameters, s.shape, s.event_dim) for s in latents)
-    key = (model, data.key, layout, seed)
+    key = (model, data.key, layout, seed, given_points)
     program = _PROBE_PROGRAMS.get(key)
     if program is None:
-        def probes(arrays):
+        def probes(arrays, points):
             bound_args, bound_kwargs = data.rebuild(arrays)
-            points = _points(model, bound_args, bound_kwargs, latents)
-            return points, jax.vmap(_probe_function(model, bound_args, bound_kwargs, latents, seed))(points)
+            probe = jax.vmap(_probe_function(model, bound_args, bound_kwargs, latents, seed))
+            if points is None:
+                points = _points(model, bound_args, bound_kwargs, latents)
+                return points, probe(points)
+            centre = _prior_centre_locations(model, bound_args, bound_kwargs, latents)
+            return points, [(scale, loc.at[0].set(prior_loc), curvature)
+                            for (scale, loc, curvature), prior_loc in zip(probe(points), centre)]
 
         program = _PROBE_PROGRAMS[key] = jax.jit(probes)
         while len(_PROBE_PROGRAMS) > MAX_PROBE_PROGRAMS:
             _PROBE_PROGRAMS.popitem(last=False)
     _PROBE_PROGRAMS.move_to_end(key)
-    return lambda: program(data.arrays)
+    return lambda points=None: program(data.arrays, points)
 
 
-def probe_elements(model, args, kwargs, latents: list[SiteRecord], seed: int = 0) -> list[np.ndarray]:
+def _probe_coordinates(latents: list[SiteRecord], points: dict) -> tuple:
+    """Given points ``{name: (3, *shape)}`` in original coordinates, in probe coordinates (log space for
+    LogNormal latents), checked for shape."""
+    out = []
+    for site in latents:
+        if site.name not in points:
+            raise ModelError(f"site '{site.name}': no probe point given for it")
+        value = np.asarray(points[site.name], dtype=np.float64)
+        if value.shape != (3,) + tuple(site.shape):
+            raise ModelError(f"site '{site.name}': probe points must have shape {(3,) + tuple(site.shape)} (centre, "
+                             f"low, high), got {value.shape}")
+        out.append(jnp.asarray(np.log(value) if _log_coordinate(site) else value, dtype=site.value.dtype))
+    return tuple(out)
+
+
+def probe_elements(model, args, kwargs, latents: list[SiteRecord], seed: int = 0,
+                   points: dict | None = None) -> list[np.ndarray]:
     """Per latent site (in the given order) its ``(size, len(ELEMENT_FEATURES))`` float32 element features.
 
-    ``seed`` only seeds Hutchinson's probe vectors (large sites); the probe points are deterministic.
+    ``seed`` only seeds Hutchinson's probe vectors (large sites); the prior points are deterministic.
+    ``points`` replaces the prior centre, low and high points by others, ``{name: (3, *shape)}`` in the
+    model's coordinates for every latent (`autoreparam.meta.fit_points`: a short fit's mean and one
+    of its standard deviations down and up). The scale and curvature features are then read at those
+    points; the location features stay at the prior centre, as the network was trained to read them
+    (a location read at a fitted point is a new feature, not the same one moved).
     """
-    points, results = jax.device_get(_probe_program(model, args, kwargs, latents, seed)())
+    program = _probe_program(model, args, kwargs, latents, seed, given_points=points is not None)
+    given = None if points is None else _probe_coordinates(latents, points)
+    points, results = jax.device_get(program(given))
     _check_centres(latents, points)
     features = []
     for site, (scale, loc, curvature) in zip(latents, results):

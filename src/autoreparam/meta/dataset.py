@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from autoreparam.errors import DataError
 from autoreparam.graph import ModelGraph
 from autoreparam.meta.labels import read_labels
 from autoreparam.meta.objective import ModelObjective, ObjectiveConfig
@@ -48,6 +49,18 @@ def _targets(label: dict, graph: ModelGraph) -> np.ndarray:
         elif name in label.get("vip_lambda", {}):
             target[rows] = np.asarray(label["vip_lambda"][name], dtype=np.float32).ravel()
     return target
+
+
+def probes_of(items: list[Item]) -> str:
+    """Where every item's graph read its probes (labels written before the choice existed: the prior
+    points); a mix is an error, since one network reads one kind of feature."""
+    kinds = {item.label.get("probes", "prior") for item in items}
+    if len(kinds) > 1:
+        mixed = {kind: next(i.key for i in items if i.label.get("probes", "prior") == kind) for kind in sorted(kinds)}
+        raise DataError(f"the labels mix graphs probed at {' and '.join(sorted(kinds))} points (e.g. "
+                        f"{', '.join(f'{k}: {v}' for k, v in mixed.items())}); label every folder with the same "
+                        "`autoreparam meta labels --probes`")
+    return kinds.pop() if kinds else "prior"
 
 
 def load_items(labels_folder: str | Path, split: str = "train", limit: int | None = None) -> list[Item]:

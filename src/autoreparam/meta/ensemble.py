@@ -47,6 +47,10 @@ class MetaEnsemble(eqx.Module):
     def form(self) -> str:
         return self.members.form
 
+    @property
+    def probes(self) -> str:
+        return self.members.probes
+
     def __call__(self, batch: PaddedBatch) -> jax.Array:
         """Logits of the members' mean lambda, ``(M, 1)`` (tied) or ``(M, 2)`` (separate)."""
         logits = eqx.filter_vmap(lambda member: member(batch))(self.members)
@@ -62,11 +66,13 @@ def stack_networks(networks: Sequence[MetaGNN]) -> MetaEnsemble:
     first = networks[0]
     arrays = [eqx.partition(n, eqx.is_array)[0] for n in networks]
     for index, other in enumerate(networks[1:], start=1):
-        if (other.hidden, other.num_steps, other.form) != (first.hidden, first.num_steps, first.form) or \
+        if (other.hidden, other.num_steps, other.form, other.probes) != \
+                (first.hidden, first.num_steps, first.form, first.probes) or \
                 jax.tree_util.tree_structure(arrays[index]) != jax.tree_util.tree_structure(arrays[0]):
             raise ValueError(f"network {index} has another architecture than network 0 "
-                             f"({other.hidden}, {other.num_steps}, {other.form!r} against "
-                             f"{first.hidden}, {first.num_steps}, {first.form!r}); an ensemble needs one")
+                             f"({other.hidden}, {other.num_steps}, {other.form!r}, probes {other.probes!r} "
+                             f"against {first.hidden}, {first.num_steps}, {first.form!r}, probes "
+                             f"{first.probes!r}); an ensemble needs one")
     stacked = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *arrays)
     return MetaEnsemble(eqx.combine(stacked, eqx.partition(first, eqx.is_array)[1]), len(networks))
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from autoreparam.errors import ArgumentError
 from autoreparam.meta.files import write_json, write_text
 from autoreparam.meta.tasks import Task, run_tasks
 from autoreparam.vi.protocol import VIConfig
@@ -46,26 +47,35 @@ def corpus_records(corpus: str | Path, split: str) -> list[dict]:
     return records
 
 
-def label_program(*, out, program: str, data: str, record: dict, config: dict | None) -> dict:
+def _graph(model, args, kwargs, probes: str):
+    """The program's graph with its probes read at the prior points or at a short fit's (`fit_points`)."""
+    from autoreparam.graph import model_graph
+    from autoreparam.meta.fit_points import fit_points
+
+    points = fit_points(model, args, kwargs)[0] if probes == "fit" else None
+    return model_graph(model, *args, probe_points=points, **kwargs)
+
+
+def label_program(*, out, program: str, data: str, record: dict, config: dict | None, probes: str = "prior") -> dict:
     """Compile ``program`` with ``data``, build its graph, fit CP, NCP and VIP; write ``out``.
 
     ``config=None`` writes the graph and the site plan only (programs that know their optimum in
-    closed form, `synthetic.py`, need no fits for the warm start).
+    closed form, `synthetic.py`, need no fits for the warm start). ``probes``: where the graph's
+    probes are read (`autoreparam.meta.network.PROBES`); the fits do not depend on it.
     """
-    from autoreparam.graph import model_graph
     from autoreparam.lang import compile_program
     from autoreparam.vi.vip import fit_vip
 
     out = Path(out)
     if config is None:
-        return _graph_only(out, program, data, record)
+        return _graph_only(out, program, data, record, probes)
     vi_config = VIConfig(**{**config, "learning_rates": tuple(config["learning_rates"]),
                             "decay_fractions": tuple(config["decay_fractions"]),
                             "decay_factors": tuple(config["decay_factors"]),
                             "vip_starts": tuple(config["vip_starts"])})
     model, args, kwargs = compile_program(program, data)
     start = time.perf_counter()
-    graph = model_graph(model, *args, **kwargs)
+    graph = _graph(model, args, kwargs, probes)
     graph_seconds = time.perf_counter() - start
     write_text(out.with_suffix(".graph.json"), graph.to_json())
     start = time.perf_counter()
@@ -77,7 +87,7 @@ def label_program(*, out, program: str, data: str, record: dict, config: dict | 
     payload = {
         "format": FORMAT,
         "id": record["id"], "family": record["family"], "split": record["split"],
-        "program": program, "data": data, "params": record.get("params", {}),
+        "program": program, "data": data, "params": record.get("params", {}), "probes": probes,
         "sites": {s.name: list(s.shape) for s in vip.plan.sites},
         "num_elements": int(graph.num_elements), "num_nodes": int(graph.num_nodes),
         "fits": fits,
@@ -89,20 +99,19 @@ def label_program(*, out, program: str, data: str, record: dict, config: dict | 
     return {"elbo_gap": _gap(fits)}
 
 
-def _graph_only(out: Path, program: str, data: str, record: dict) -> dict:
-    from autoreparam.graph import model_graph
+def _graph_only(out: Path, program: str, data: str, record: dict, probes: str) -> dict:
     from autoreparam.lang import compile_program
     from autoreparam.reparam.selection import select_sites
     from autoreparam.reparam.sites import analyse_model
 
     model, args, kwargs = compile_program(program, data)
     start = time.perf_counter()
-    graph = model_graph(model, *args, **kwargs)
+    graph = _graph(model, args, kwargs, probes)
     seconds = time.perf_counter() - start
     write_text(out.with_suffix(".graph.json"), graph.to_json())
     plan = select_sites(analyse_model(model, *args, **kwargs), "default")
     write_json(out, {"format": FORMAT, "id": record["id"], "family": record["family"], "split": record["split"],
-                     "program": program, "data": data, "params": record.get("params", {}),
+                     "program": program, "data": data, "params": record.get("params", {}), "probes": probes,
                      "sites": {s.name: list(s.shape) for s in plan.sites}, "num_elements": int(graph.num_elements),
                      "num_nodes": int(graph.num_nodes), "fits": {}, "vip_lambda": {},
                      "seconds": {"graph": seconds}})
@@ -115,7 +124,7 @@ def _gap(fits: dict) -> float | None:
 
 
 def label_tasks(corpus: str | Path, out: str | Path, splits=("train",), limit: int | None = None,
-                config: VIConfig | None = LABEL_CONFIG) -> list[Task]:
+                config: VIConfig | None = LABEL_CONFIG, probes: str = "prior") -> list[Task]:
     """One task per program of ``splits`` (the first ``limit`` of each split when given)."""
     plain = None if config is None else dataclasses.asdict(dataclasses.replace(config, progress=False))
     tasks = []
@@ -125,14 +134,18 @@ def label_tasks(corpus: str | Path, out: str | Path, splits=("train",), limit: i
             target = Path(out) / split / f"{record['id']}.json"
             tasks.append(Task(target, {"program": record["program_path"], "data": record["data_path"],
                                        "record": {k: record[k] for k in ("id", "family", "split", "params")},
-                                       "config": plain}))
+                                       "config": plain, "probes": probes}))
     return tasks
 
 
 def make_labels(corpus, out, *, splits=("train",), limit=None, address=None, num_cpus=None, serial=False,
-                progress=True, graphs_only=False) -> list[dict]:
+                progress=True, graphs_only=False, probes: str = "prior") -> list[dict]:
     """Label every program of ``splits`` that has no label file yet (resumable)."""
-    tasks = label_tasks(corpus, out, splits, limit, None if graphs_only else LABEL_CONFIG)
+    from autoreparam.meta.network import PROBES
+
+    if probes not in PROBES:
+        raise ArgumentError(f"probes must be one of {', '.join(map(repr, PROBES))}, got {probes!r}")
+    tasks = label_tasks(corpus, out, splits, limit, None if graphs_only else LABEL_CONFIG, probes)
     return run_tasks(label_program, tasks, address=address, num_cpus=num_cpus, serial=serial,
                      label="labels", progress=progress)
 

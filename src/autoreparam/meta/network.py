@@ -29,6 +29,10 @@ from autoreparam.graph.vocabulary import NUM_LABELS
 from autoreparam.meta.batching import PaddedBatch
 
 FORMS = {"tied": 1, "separate": 2}
+# Where the graph's per-element probes are read (`autoreparam.graph.probes`): the prior points, or the
+# mean and +-1 sd of a short non-centred fit (`autoreparam.meta.fit_points`). A network reads the
+# features it was trained on, so it carries its choice.
+PROBES = ("prior", "fit")
 
 
 def _segment_mean(values, segments, num_segments):
@@ -52,14 +56,17 @@ class MetaGNN(eqx.Module):
     hidden: int = eqx.field(static=True)
     num_steps: int = eqx.field(static=True)
     form: str = eqx.field(static=True)
+    probes: str = eqx.field(static=True)  # where its graphs' probes are read: "prior" or "fit" (graph/probes.py)
 
     def __init__(self, num_node_features: int, num_element_features: int, *, hidden: int = 64,
-                 num_steps: int = 8, form: str = "tied", key: jax.Array):
+                 num_steps: int = 8, form: str = "tied", probes: str = "prior", key: jax.Array):
         if form not in FORMS:
             raise ValueError(f"form must be one of {tuple(FORMS)}, got {form!r}")
+        if probes not in PROBES:
+            raise ValueError(f"probes must be one of {PROBES}, got {probes!r}")
         keys = jax.random.split(key, 7)
         edge_types = 2 * NUM_EDGE_TYPES
-        self.hidden, self.num_steps, self.form = int(hidden), int(num_steps), form
+        self.hidden, self.num_steps, self.form, self.probes = int(hidden), int(num_steps), form, probes
         self.node_in = eqx.nn.Linear(num_node_features, hidden, key=keys[0])
         self.type_embedding = 0.1 * jax.random.normal(keys[1], (len(NodeType), hidden))
         self.label_embedding = 0.1 * jax.random.normal(keys[2], (NUM_LABELS, hidden))

@@ -18,12 +18,13 @@ import equinox as eqx
 import numpy as np
 
 from autoreparam import compilation_cache
-from autoreparam.errors import SiteError
+from autoreparam.errors import ArgumentError, SiteError
 from autoreparam.graph import ModelGraph, model_graph
 from autoreparam.graph.types import NodeType
 from autoreparam.meta.batching import pad_graphs
 from autoreparam.meta.ensemble import MetaEnsemble
-from autoreparam.meta.network import MetaGNN, as_jax
+from autoreparam.meta.fit_points import fit_points
+from autoreparam.meta.network import PROBES, MetaGNN, as_jax
 from autoreparam.meta.weights import load_network
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import ReparamPlan
@@ -116,20 +117,34 @@ def predict_graph(graph: ModelGraph, network: Network | None = None) -> MetaPred
     return MetaPrediction(loc, scale, network.form, seconds)
 
 
-def predict(model: Callable, *args, network: Network | None = None, seed: int = 0, **kwargs) -> MetaPrediction:
-    """Build ``model(*args, **kwargs)``'s graph and run the network on it (no fitting, no sampling).
+def predict(model: Callable, *args, network: Network | None = None, seed: int = 0, probes: str | None = None,
+            **kwargs) -> MetaPrediction:
+    """Build ``model(*args, **kwargs)``'s graph and run the network on it (no sampling).
 
+    ``probes`` says where the graph's probes are read; by default where ``network`` was trained to
+    read them (``network.probes``). ``"prior"``: at the prior points, fitting nothing. ``"fit"``: at
+    the mean and +-1 sd of a short non-centred mean-field fit (`autoreparam.meta.fit_points`, 4,000
+    gradients), which ``seconds`` reports as ``fit``. Reading a network at points it was not trained
+    on is allowed for measurement (`benchmarks/meta_fit_points.py`).
     Like ``infer``, it switches on the persistent compilation cache (`autoreparam.compilation_cache`),
     so that a new process reuses the compiled probe and network programs of an earlier one.
     """
+    network = default_network() if network is None else network
+    probes = network.probes if probes is None else probes
+    if probes not in PROBES:
+        raise ArgumentError(f"probes must be one of {', '.join(map(repr, PROBES))}, got {probes!r}")
     args, kwargs = check_call(model, args, kwargs, seed)
     compilation_cache.ensure()
+    seconds = {}
+    points = None
+    if probes == "fit":
+        points, seconds["fit"] = fit_points(model, args, kwargs, seed)
     start = time.perf_counter()
-    graph = model_graph(model, *args, seed=seed, **kwargs)
-    graph_seconds = time.perf_counter() - start
+    graph = model_graph(model, *args, seed=seed, probe_points=points, **kwargs)
+    seconds["graph"] = time.perf_counter() - start
     prediction = predict_graph(graph, network)
-    seconds = {"graph": graph_seconds, **prediction.seconds}
-    seconds["total"] = seconds["graph"] + seconds["network"]
+    seconds.update(prediction.seconds)
+    seconds["total"] = sum(seconds.values())
     return MetaPrediction(prediction.loc_centring, prediction.scale_centring, prediction.form, seconds)
 
 

@@ -36,7 +36,7 @@ import optax
 
 from autoreparam.errors import ArgumentError, DataError
 from autoreparam.meta.batching import batch_sizes, pad_graphs
-from autoreparam.meta.dataset import Item, load_items
+from autoreparam.meta.dataset import Item, load_items, probes_of
 from autoreparam.meta.files import read_json, write_json
 from autoreparam.meta.network import as_jax
 from autoreparam.meta.objective import ObjectiveConfig
@@ -158,7 +158,7 @@ class Trainer:
             raise DataError("no labelled training programs; run `autoreparam meta labels` first")
         self.items, self.out, self.config, self.record = items, out, config, record
         self.optimiser = _optimiser(config)
-        arch = {"hidden": config.hidden, "num_steps": config.num_steps, "form": config.form,
+        arch = {"hidden": config.hidden, "num_steps": config.num_steps, "form": config.form, "probes": probes_of(items),
                 "num_node_features": len(NODE_FEATURE_NAMES), "num_element_features": len(ELEMENT_FEATURE_NAMES)}
         self.network = build_network(arch, jax.random.PRNGKey(config.seed))
         self.opt_state = self.optimiser.init(eqx.filter(self.network, eqx.is_array))

@@ -29,19 +29,20 @@ ELEMENT_FEATURE_NAMES = tuple(name for name, _ in ELEMENT_FEATURES)
 
 def architecture(network: MetaGNN | MetaEnsemble) -> dict:
     """What `build_network` needs to rebuild ``network``'s shapes; ``members`` > 1 for an ensemble."""
-    return {"hidden": network.hidden, "num_steps": network.num_steps, "form": network.form,
+    return {"hidden": network.hidden, "num_steps": network.num_steps, "form": network.form, "probes": network.probes,
             "num_node_features": len(NODE_FEATURE_NAMES), "num_element_features": len(ELEMENT_FEATURE_NAMES),
             "members": network.size if isinstance(network, MetaEnsemble) else 1}
 
 
 def build_network(arch: dict, key=None) -> MetaGNN | MetaEnsemble:
     """A network (or, with ``members`` > 1, an ensemble) of the given architecture, random weights
-    (load_network fills them in). Cards written before ensembles existed have no ``members``: one."""
+    (load_network fills them in). Cards written before ensembles existed have no ``members``: one;
+    cards written before probes could be read at a fit have no ``probes``: the prior points."""
     key = jax.random.PRNGKey(0) if key is None else key
 
     def member(k):
         return MetaGNN(arch["num_node_features"], arch["num_element_features"], hidden=arch["hidden"],
-                       num_steps=arch["num_steps"], form=arch["form"], key=k)
+                       num_steps=arch["num_steps"], form=arch["form"], probes=arch.get("probes", "prior"), key=k)
 
     size = int(arch.get("members", 1))
     return member(key) if size == 1 else ensemble_skeleton(member, size, key)

@@ -23,7 +23,7 @@ def cmd_labels(args) -> int:
 
     summaries = make_labels(args.corpus, args.out, splits=_splits(args.splits), limit=args.limit,
                             address=args.address, num_cpus=args.num_cpus, serial=args.serial,
-                            progress=not args.quiet, graphs_only=args.graphs_only)
+                            progress=not args.quiet, graphs_only=args.graphs_only, probes=args.probes)
     failed = [s for s in summaries if "error" in s]
     print(f"labelled {len(summaries) - len(failed)} programs now ({len(failed)} failed) in {args.out}")
     return 0
@@ -98,6 +98,9 @@ def add_meta_commands(sub) -> None:
     labels.add_argument("--limit", type=int, default=None, help="the first N programs of each split")
     labels.add_argument("--graphs-only", action="store_true",
                         help="graphs and site plans only, no fits (programs with a closed-form optimum)")
+    labels.add_argument("--probes", choices=("prior", "fit"), default="prior",
+                        help="read the graphs' probes at the prior points (default) or at a short non-centred "
+                             "fit's mean and +-1 sd; the network trained on these labels reads them there")
     _add_cluster_arguments(labels)
     labels.set_defaults(func=cmd_labels)
 

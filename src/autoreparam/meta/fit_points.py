@@ -1,0 +1,82 @@
+"""Data-informed probe points: a short mean-field fit of the non-centred model, its mean and +-1 sd.
+
+The graph's probes (`autoreparam.graph.probes`) weigh each element's prior scale against the curvature
+the rest of the model puts on it, ``log(s^2 c)``, paper 000 Section 3's ``log(s^2 q)``. At the prior
+points that evidence can be far from the posterior's: on electric the pair intercepts look
+well-informed at the prior centre (share 0.67) and weakly informed at the posterior (0.02), because
+the noise scale the data imply (5 to 9) is far from its prior centre (about 1)
+(`benchmarks/meta_probe_points.py`, META.md).
+
+This module gives the probes three other points, found from the data at a small, fixed cost: a
+mean-field normal ``q(u) = N(m, diag(s^2))`` over the *non-centred* model's unconstrained coordinates
+``u``, fitted by the reparameterised ELBO (paper 000 Section 4's objective at lambda = 0) for
+``FIT_STEPS`` Adam steps of ``FIT_DRAWS`` draws, from the non-centred prior centre ``u = 0`` with
+``s = 1``. In those coordinates the prior points are exactly ``u = 0, -1, +1`` for every
+location-scale latent (``z~ ~ N(0, 1)``), so the fit's points ``m, m - s, m + s`` generalise them: the
+prior points are the fit's starting q. Non-centred, because the centred model's neck traps a short
+fit, and a joint mode instead fails on eight schools (its group effects fit the data exactly with a
+large group scale; META.md).
+
+Cost: ``FIT_STEPS * FIT_DRAWS`` = 4,000 density gradients plus one compilation, 0.3 to 0.8 s per zoo
+model on the 2-core CPU machine, compilation included (META.md). It is a per-model fit, however
+small: ``predict(..., probes="fit")`` says so in its ``seconds``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from autoreparam.coordinates import Coordinates
+from autoreparam.errors import ModelError
+from autoreparam.reparam.parameterisation import Parameterisation
+from autoreparam.reparam.selection import select_sites
+from autoreparam.reparam.sites import analyse_model
+from autoreparam.vi.meanfield import MeanField, elbo_terms, init_meanfield
+
+FIT_STEPS = 500
+FIT_DRAWS = 8
+LEARNING_RATE = 0.05
+
+
+def fit_points(model: Callable, args: tuple, kwargs: dict, seed: int = 0, steps: int = FIT_STEPS,
+               draws: int = FIT_DRAWS) -> tuple[dict[str, np.ndarray], float]:
+    """``({latent: (3, *shape)}, seconds)``: the fit's mean, one sd down and one up, in the model's coordinates.
+
+    Raises `ModelError` when the fit does not end finite (the prior points are then the only ones).
+    """
+    start = time.perf_counter()
+    plan = select_sites(analyse_model(model, *args, seed=seed, **kwargs))
+    coords = Coordinates(model, args, kwargs, plan)
+    non_centred = Parameterisation.non_centred(plan)
+    optimiser = optax.adam(LEARNING_RATE)
+
+    def log_density(u):
+        return coords.log_density(coords.unravel(u), non_centred)
+
+    def negative_elbo(q: MeanField, key):
+        return -jnp.mean(elbo_terms(log_density, q, key, draws))
+
+    @jax.jit
+    def run(origin, key):
+        def step(carry, key):
+            q, state = carry
+            updates, state = optimiser.update(jax.grad(negative_elbo)(q, key), state)
+            return (optax.apply_updates(q, updates), state), None
+
+        q = init_meanfield(origin, 1.0)
+        q = jax.lax.scan(step, (q, optimiser.init(q)), jax.random.split(key, steps))[0][0]
+        points = [coords.to_original(coords.unravel(u), non_centred) for u in (q.loc, q.loc - q.scale, q.loc + q.scale)]
+        return {name: jnp.stack([p[name] for p in points]) for name in points[0]}
+
+    points = {k: np.asarray(v) for k, v in jax.device_get(run(jnp.zeros(coords.dim), jax.random.PRNGKey(seed))).items()}
+    bad = [name for name, value in points.items() if not np.all(np.isfinite(value))]
+    if bad:
+        raise ModelError(f"site '{bad[0]}': the short non-centred fit for the probe points did not end finite; "
+                         "use the prior points (probes='prior')")
+    return points, time.perf_counter() - start

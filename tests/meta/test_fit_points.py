@@ -1,0 +1,45 @@
+"""Data-informed probe points (`autoreparam.meta.fit_points`): a short non-centred mean-field fit.
+
+In Section 3's Gaussian model (paper 000 Appendix A) the posterior is Gaussian and a mean-field q in
+the non-centred coordinates recovers its mean exactly (the ELBO's optimum puts q's mean at the
+posterior mean for a Gaussian target), so the fit's centre can be checked against the closed form.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from autoreparam.errors import ArgumentError
+from autoreparam.meta.fit_points import fit_points
+from autoreparam.meta.predict import predict
+from autoreparam.models import gaussian_section3, gaussian_section3_data
+
+
+def _posterior_mean_of_mu(y, sigma, sigma_mu):
+    # theta ~ N(0, 1), mu | theta ~ N(theta, sigma_mu): marginally mu ~ N(0, 1 + sigma_mu^2); y_n ~ N(mu, sigma).
+    prior_precision = 1.0 / (1.0 + sigma_mu**2)
+    data_precision = len(y) / sigma**2
+    return data_precision * np.mean(y) / (prior_precision + data_precision)
+
+
+@pytest.mark.parametrize("q", [0.1, 10.0])
+def test_the_fit_centre_is_the_posterior_mean_in_section3(q):
+    y, sigma = gaussian_section3_data(q, n=10, sigma_mu=1.0)
+    points, seconds = fit_points(gaussian_section3, (), {"y": y, "sigma": sigma, "sigma_mu": 1.0})
+    assert points["mu"].shape == (3,) and seconds > 0
+    posterior_sd = np.sqrt(1.0 / (1.0 / 2.0 + len(y) / sigma**2))
+    # 500 steps of 8 draws leave Monte Carlo noise in q's mean: a tenth of a posterior sd.
+    assert points["mu"][0] == pytest.approx(_posterior_mean_of_mu(np.asarray(y), sigma, 1.0), abs=0.1 * posterior_sd)
+    assert points["mu"][1] < points["mu"][0] < points["mu"][2]
+
+
+def test_predict_with_fit_probes_reports_the_fit_and_refuses_unknown_probes():
+    y, sigma = gaussian_section3_data(1.0, n=10, sigma_mu=1.0)
+    kwargs = {"y": y, "sigma": sigma, "sigma_mu": 1.0}
+    prediction = predict(gaussian_section3, probes="fit", **kwargs)
+    assert set(prediction.seconds) == {"fit", "graph", "network", "total"}
+    # Section 3's curvature is the same at every point: the prediction cannot depend on where it is read.
+    assert prediction.lam["mu"] == pytest.approx(predict(gaussian_section3, **kwargs).lam["mu"], abs=1e-3)
+    with pytest.raises(ArgumentError, match="probes must be one of 'prior', 'fit', got 'posterior'"):
+        predict(gaussian_section3, probes="posterior", **kwargs)
