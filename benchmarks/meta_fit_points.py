@@ -36,12 +36,32 @@ from autoreparam.meta_eval.protocol import EVAL_VI, FUNNEL_SIGMA, FUNNEL_Y, SECT
 PROBES = ("prior", "fit")
 
 
-def _specs(which: str) -> list[dict]:
+def _predictors(network_stem: str | None) -> dict:
+    """label -> (network, probes): the shipped network at both points, and a retrained one where given."""
+    from autoreparam.meta.predict import default_network
+    from autoreparam.meta.weights import load_network
+
+    shipped = default_network()
+    out = {f"meta_{probes}": (shipped, probes) for probes in PROBES}
+    if network_stem:
+        network = load_network(network_stem)[0]
+        out[f"retrained_{network.probes}"] = (network, network.probes)
+    return out
+
+
+def _specs(which: str, corpus: str | None = None, held_out: int = 0) -> list[dict]:
     specs = []
     if "zoo" in which:
         specs += [{"kind": "zoo", "name": name} for name in ZOO]
     if "funnel" in which:
         specs += [{"kind": "funnel", "y": y, "sigma": s} for y in FUNNEL_Y for s in FUNNEL_SIGMA]
+    if corpus and held_out:
+        from autoreparam.meta.labels import corpus_records
+        from autoreparam.meta_eval.protocol import HELD_OUT_SPLITS
+
+        for split in HELD_OUT_SPLITS:
+            specs += [{"kind": "program", "split": split, "id": r["id"], "program": r["program_path"],
+                       "data": r["data_path"]} for r in corpus_records(corpus, split)[:held_out]]
     return specs
 
 
@@ -55,7 +75,7 @@ def _flat(param, plan) -> np.ndarray:
     return np.concatenate([np.asarray(param.lam[n], dtype=float).ravel() for n in plan.names])
 
 
-def evaluate(spec: dict, vi: str) -> dict:
+def evaluate(spec: dict, vi: str, predictors: dict) -> dict:
     from autoreparam.coordinates import Coordinates
     from autoreparam.initial import initial_values
     from autoreparam.meta.predict import predict
@@ -71,11 +91,11 @@ def evaluate(spec: dict, vi: str) -> dict:
     plan = select_sites(structure, "default")
     coords = Coordinates(model, args, kwargs, plan)
     predictions, seconds = {}, {}
-    for probes in PROBES:
-        first = predict(model, *args, probes=probes, **kwargs)
-        repeat = predict(model, *args, probes=probes, **kwargs)
-        predictions[f"meta_{probes}"] = first.parameterisation(plan)
-        seconds[f"meta_{probes}"] = {"first": first.seconds, "repeat": repeat.seconds}
+    for label, (network, probes) in predictors.items():
+        first = predict(model, *args, network=network, probes=probes, **kwargs)
+        repeat = predict(model, *args, network=network, probes=probes, **kwargs)
+        predictions[label] = first.parameterisation(plan)
+        seconds[label] = {"first": first.seconds, "repeat": repeat.seconds}
     config = _vi(vi)
     targets = {"cp": Parameterisation.centred(plan), "ncp": Parameterisation.non_centred(plan),
                "half": Parameterisation.tied(plan, 0.5), **predictions, "vip": Learned(tuple(config.vip_starts))}
@@ -96,7 +116,7 @@ def evaluate(spec: dict, vi: str) -> dict:
     }
 
 
-def section3() -> list[dict]:
+def section3(predictors: dict) -> list[dict]:
     from autoreparam.analysis import best_lambda
     from autoreparam.meta.predict import predict
     from autoreparam.meta_eval.models import load_spec
@@ -106,17 +126,18 @@ def section3() -> list[dict]:
         for q in SECTION3_Q:
             model, args, kwargs = load_spec({"kind": "section3", "q": q, "sigma_mu": sigma_mu, "n": 10})
             row = {"q": q, "sigma_mu": sigma_mu, "best": best_lambda(q, sigma_mu)}
-            for probes in PROBES:
-                row[f"meta_{probes}"] = float(predict(model, *args, probes=probes, **kwargs).lam["mu"])
+            for label, (network, probes) in predictors.items():
+                row[label] = float(predict(model, *args, network=network, probes=probes, **kwargs).lam["mu"])
             rows.append(row)
     return rows
 
 
 def summarise(results: list[dict], rows: list[dict]) -> dict:
+    labels = [k for k in rows[0] if k not in ("q", "sigma_mu", "best")] if rows else []
     out = {"models": len(results), "section3_abs_error": {
-        f"meta_{p}": float(np.mean([abs(r[f"meta_{p}"] - r["best"]) for r in rows])) for p in PROBES} if rows else {}}
-    for group, pick in (("zoo", lambda r: r["spec"]["kind"] == "zoo"), ("funnel", lambda r: r["spec"]["kind"] == "funnel")):
-        chosen = [r for r in results if pick(r)]
+        k: float(np.mean([abs(r[k] - r["best"]) for r in rows])) for k in labels}}
+    for group in ("zoo", "funnel", "program"):
+        chosen = [r for r in results if r["spec"]["kind"] == group]
         if not chosen:
             continue
         out[group] = {
@@ -134,21 +155,27 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="benchmarks/results/meta_fit_points")
     parser.add_argument("--models", default="zoo,funnel", help="zoo, funnel or both (comma-separated)")
+    parser.add_argument("--network", default=None, help="stem of a retrained network to score beside the shipped one")
+    parser.add_argument("--corpus", default=None, help="a corpus: its held-out splits are scored too")
+    parser.add_argument("--held-out", type=int, default=0, help="the first N programs of each held-out split")
     parser.add_argument("--vi", choices=("label", "eval"), default="label")
     parser.add_argument("--no-section3", action="store_true")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    rows = [] if args.no_section3 else section3()
+    predictors = _predictors(args.network)
+    rows = [] if args.no_section3 else section3(predictors)
     results = []
-    for spec in _specs(args.models):
+    for spec in _specs(args.models, args.corpus, args.held_out):
         from autoreparam.meta_eval.models import spec_name
 
         path = out / f"{spec_name(spec)}.json"
         if path.exists():
-            results.append(json.loads(path.read_text()))
-            continue
-        result = evaluate(spec, args.vi)
+            result = json.loads(path.read_text())
+            if set(predictors) <= set(result["abs_error_to_vip"]):
+                results.append(result)
+                continue
+        result = evaluate(spec, args.vi, predictors)
         write_json(path, result)
         results.append(result)
         print(f"{result['name']}: |lambda - VIP| " + ", ".join(f"{k} {v:.3f}" for k, v in result["abs_error_to_vip"].items())

@@ -22,9 +22,9 @@ def graphs():
     return [model_graph(eight_schools, SIGMA, y=Y), model_graph(funnel_with_observation, y=10.0, sigma=0.5)]
 
 
-def small_network(form: str = "tied", seed: int = 0) -> MetaGNN:
+def small_network(form: str = "tied", seed: int = 0, probes: str = "prior") -> MetaGNN:
     return MetaGNN(len(NODE_FEATURE_NAMES), len(ELEMENT_FEATURE_NAMES), hidden=16, num_steps=3, form=form,
-                   key=jax.random.PRNGKey(seed))
+                   probes=probes, key=jax.random.PRNGKey(seed))
 
 
 @pytest.fixture(scope="session")

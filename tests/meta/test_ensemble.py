@@ -62,3 +62,9 @@ def test_members_of_other_architectures_or_runs_are_refused(tmp_path):
     with pytest.raises(DataError, match="different corpus"):
         save_ensemble(tmp_path / "ab", [tmp_path / "a", tmp_path / "b"])
 
+
+
+def test_members_reading_their_probes_at_other_points_are_refused():
+    with pytest.raises(ValueError, match="probes 'fit'"):
+        stack_networks([small_network(seed=0), small_network(seed=1, probes="fit")])
+    assert stack_networks([small_network(seed=0, probes="fit"), small_network(seed=1, probes="fit")]).probes == "fit"

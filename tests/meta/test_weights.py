@@ -52,3 +52,14 @@ def test_the_shipped_weights_have_a_card_with_their_training_record():
     assert sorted(m["seed"] for m in card["record"]["members"]) == [0, 1, 2]
     for member in card["record"]["members"]:
         assert member["seconds"] and member["config"]["seed"] == member["seed"]
+
+
+def test_a_network_keeps_where_it_reads_its_probes_and_old_cards_read_the_prior(tmp_path):
+    path = save_network(tmp_path / "fit", small_network(probes="fit"))
+    assert load_network(tmp_path / "fit")[0].probes == "fit"
+    card = json.loads(path.read_text())
+    del card["architecture"]["probes"]  # a card written before the choice existed
+    path.write_text(json.dumps(card))
+    assert load_network(tmp_path / "fit")[0].probes == "prior"
+    with pytest.raises(ValueError, match="probes must be one of"):
+        small_network(probes="posterior")

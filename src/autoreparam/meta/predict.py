@@ -105,6 +105,20 @@ class MetaPrediction:
         return Parameterisation.tied(plan, b) if self.form == "tied" else Parameterisation.separate(plan, a, b)
 
 
+def graph_for(network: Network, model: Callable, args: tuple, kwargs: dict, seed: int = 0,
+              built: dict | None = None) -> ModelGraph:
+    """``model(*args, **kwargs)``'s graph with its probes where ``network`` reads them (``network.probes``).
+
+    ``built`` (probes -> graph) holds graphs already built for this model call, so that networks
+    reading the same probes share one; a new graph is added to it.
+    """
+    built = {} if built is None else built
+    if network.probes not in built:
+        points = fit_points(model, args, kwargs, seed)[0] if network.probes == "fit" else None
+        built[network.probes] = model_graph(model, *args, seed=seed, probe_points=points, **kwargs)
+    return built[network.probes]
+
+
 def predict_graph(graph: ModelGraph, network: Network | None = None) -> MetaPrediction:
     """The network's centring for an already built graph."""
     network = default_network() if network is None else network

@@ -24,7 +24,7 @@ def section3(out, networks: dict, prototype) -> dict:
     """lambda of mu from every network and the prototype against lambda* on the (q, sigma_mu) grid."""
     from autoreparam.analysis import best_lambda
     from autoreparam.graph import model_graph
-    from autoreparam.meta.predict import centring_per_site, predict_graph
+    from autoreparam.meta.predict import centring_per_site, graph_for, predict_graph
     from autoreparam.meta.prototype import prototype_lambda
     from autoreparam.meta_eval.models import load_spec
 
@@ -35,8 +35,9 @@ def section3(out, networks: dict, prototype) -> dict:
             model, args, kwargs = load_spec(spec)
             graph = model_graph(model, *args, **kwargs)
             row = {"q": q, "sigma_mu": sigma_mu, "best": best_lambda(q, sigma_mu)}
+            built = {"prior": graph}
             for label, net in networks.items():
-                row[label] = float(predict_graph(graph, net).lam["mu"])
+                row[label] = float(predict_graph(graph_for(net, model, args, kwargs, built=built), net).lam["mu"])
             if prototype is not None:
                 row["prototype"] = float(centring_per_site(graph, prototype_lambda(prototype, graph))["mu"][0])
             rows.append(row)
@@ -89,7 +90,7 @@ def robustness(out, network, prototype) -> dict:
     from autoreparam.coordinates import Coordinates
     from autoreparam.graph import model_graph
     from autoreparam.initial import initial_values
-    from autoreparam.meta.predict import centring_per_site, predict_graph
+    from autoreparam.meta.predict import centring_per_site, graph_for, predict_graph
     from autoreparam.meta.prototype import prototype_lambda
     from autoreparam.meta.start import start_without_fit
     from autoreparam.reparam.selection import select_sites
@@ -99,7 +100,7 @@ def robustness(out, network, prototype) -> dict:
     for name, model, args, kwargs in _cases():
         start = time.perf_counter()
         graph = model_graph(model, *args, **kwargs)
-        prediction = predict_graph(graph, network)
+        prediction = predict_graph(graph_for(network, model, args, kwargs, built={"prior": graph}), network)
         seconds = time.perf_counter() - start
         values = np.concatenate([np.ravel(v) for v in prediction.lam.values()])
         structure = analyse_model(model, *args, **kwargs)

@@ -89,7 +89,7 @@ def evaluate_model(*, out, spec: dict, vi_config: dict, nuts: dict | None, netwo
     graph = model_graph(model, *args, **kwargs)
     graph_seconds = time.perf_counter() - start
     proto = load_prototype(prototype)[0] if prototype else None
-    predictions = predicted(plan, graph, _networks(networks), proto)
+    predictions = predicted(plan, graph, _networks(networks), proto, (model, tuple(args), dict(kwargs)))
     config = _vi_config(vi_config)
     start = time.perf_counter()
     fits, fit_timing = fit_parameterisations(coords, targets(plan, predictions, config.vip_starts, nuts is not None),
