@@ -723,3 +723,14 @@ def test_numpyro_s_reparam_around_a_scan_model_gets_an_error_that_says_why():
 def test_a_scan_over_zero_steps_gets_an_error_that_says_why():
     with pytest.raises(ModelError, match="scan over zero steps"):
         ar.infer(random_walk, np.zeros(0, np.float32), method="ncp", **TINY)
+
+
+def test_a_model_called_without_its_data_says_the_draws_are_its_prior():
+    def model(y=None):
+        mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
+
+    forgotten = ar.infer(model, method="cp", num_chains=2, num_warmup=100, num_samples=100, progress=False)
+    assert "no observed site, so these draws are its prior" in forgotten.decision
+    given = ar.infer(model, y=0.5, method="cp", num_chains=2, num_warmup=100, num_samples=100, progress=False)
+    assert "prior" not in given.decision

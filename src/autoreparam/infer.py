@@ -228,6 +228,11 @@ def infer(
         lam = spaces[-1].parameterisation.lam  # for iHMC: the non-centred half
         gradients = {"warmup": int(np.sum(chains.warmup_grad_evals)), "sampling": int(np.sum(chains.grad_evals))}
         labels = tuple(f.label for f in spaces)
+    if not structure.observed:
+        # NumPyro's semantics: an observed site given None is sampled, so a forgotten data argument
+        # silently turns the posterior into the prior. Say so where the user reads the decision.
+        decision += (" The model has no observed site, so these draws are its prior; if it should be "
+                     "conditioned on data, pass them (e.g. y=... for numpyro.sample('y', ..., obs=y)).")
     timing["total"] = time.perf_counter() - started
     gradients["total"] = sum(gradients.values())
     if bar is not None:
