@@ -200,8 +200,9 @@ def _element_features(site: SiteRecord, scale, loc, curvature) -> np.ndarray:
     replaced by the centre's value (e.g. a scale that overflows one standard deviation up).
     """
     if not (np.all(np.isfinite(curvature[0])) and np.all(np.isfinite(scale[0]))):
-        raise ModelError(f"site '{site.name}': the curvature probe is not finite at the prior centre; check the "
-                         "model's density there (e.g. a scale that under- or overflows)")
+        raise ModelError(f"site '{site.name}': the curvature probe is not finite at the centre point (the prior "
+                         "centre unless points were given); check the model's density there (e.g. a scale that "
+                         "under- or overflows)")
     finite = np.isfinite(curvature) & np.isfinite(scale)
     curvature = np.where(finite, curvature, curvature[0])
     scale = np.where(finite, scale, scale[0])
