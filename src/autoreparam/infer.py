@@ -228,6 +228,11 @@ def infer(
         lam = spaces[-1].parameterisation.lam  # for iHMC: the non-centred half
         gradients = {"warmup": int(np.sum(chains.warmup_grad_evals)), "sampling": int(np.sum(chains.grad_evals))}
         labels = tuple(f.label for f in spaces)
+    for site in structure.latents:
+        if site.without_density is not None:
+            decision += (f" {site.name}: {int(site.without_density.sum())} of its {site.size} elements are masked "
+                         "out of the density (the observed positions of obs_mask); their draws mean nothing, and "
+                         "the diagnostics leave them out.")
     if not structure.observed:
         # NumPyro's semantics: an observed site given None is sampled, so a forgotten data argument
         # silently turns the posterior into the prior. Say so where the user reads the decision.
@@ -239,7 +244,8 @@ def infer(
         bar.close()
     samples = coords.split_original(chains.draws)
     rewritable = bool(select_sites(structure, "all").sites)  # for the advice on a flagged run
-    diagnostics = compute_diagnostics(samples, chains, oracle, labels, method, rewritable)
+    diagnostics = compute_diagnostics(_without_densityless(samples, structure), chains, oracle, labels, method,
+                                      rewritable)
     if not diagnostics.health.trustworthy:
         warnings.warn(
             "autoreparam.infer: the result is not trustworthy: " + " ".join(diagnostics.health.warnings)
@@ -261,3 +267,16 @@ def infer(
         timing=timing,
         gradients=gradients,
     )
+
+
+def _without_densityless(samples: dict, structure) -> dict:
+    """The draws the diagnostics read: elements without density (``SiteInfo.without_density``, e.g. the
+    observed positions of an obs_mask imputation) held at 0, whose R-hat is then undefined and left
+    out (`standard_diagnostics`), instead of wandering draws that flag the run with useless advice."""
+    out = dict(samples)
+    for site in structure.latents:
+        if site.without_density is not None:
+            values = np.array(out[site.name], copy=True)
+            values[..., site.without_density] = 0.0
+            out[site.name] = values
+    return out

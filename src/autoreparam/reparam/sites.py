@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from numpyro import handlers
-from numpyro.distributions import biject_to
+from numpyro.distributions import MaskedDistribution, biject_to
 from numpyro.infer.initialization import init_to_uniform
 from numpyro.primitives import Messenger
 
@@ -39,6 +39,9 @@ class SiteInfo:
     in_scan: bool = False  # sampled inside numpyro.contrib.control_flow.scan (stacked over its steps)
     in_reversed_scan: bool = False  # inside scan(..., reverse=True), which cannot be reparameterised
     scaled: bool = False  # its log density is multiplied (handlers.scale, a subsampled plate): see selection
+    # True where an element has no density (masked out: the observed positions of NumPyro's obs_mask
+    # imputation site '<name>_unobserved'); None when every element has one.
+    without_density: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def size(self) -> int:
@@ -228,6 +231,27 @@ def analyse_model(model: Callable, *args, seed: int = 0, **kwargs) -> ModelStruc
                 in_scan="_scan_current_index" in msg["infer"],
                 in_reversed_scan=name in in_reversed_scan,
                 scaled=msg.get("scale") is not None,
+                without_density=_masked_out(msg, shape, event_dim),
             )
         )
     return ModelStructure(tuple(latents), tuple(observed), prior_draw)
+
+
+def _masked_out(msg: dict, shape: tuple[int, ...], event_dim: int) -> np.ndarray | None:
+    """Elements a concrete mask removes from the density (True), or None if there are none.
+
+    NumPyro's ``obs_mask`` imputation samples a latent ``<name>_unobserved`` of the full shape under
+    ``handlers.mask(~obs_mask)``, which makes its distribution a ``MaskedDistribution``: at the observed
+    positions its draws have no density and wander freely.
+    """
+    fn = msg["fn"]
+    if not isinstance(fn, MaskedDistribution):
+        return None
+    mask = fn._mask  # NumPyro keeps it private; True = the element has its density
+    batch = shape[:len(shape) - event_dim]
+    if isinstance(mask, (bool, jax.core.Tracer)) or tuple(fn.batch_shape) != batch:
+        return None  # all or nothing, traced, or broadcast in a way the elements cannot be read from
+    keep = np.broadcast_to(np.asarray(mask, dtype=bool), batch)
+    if keep.all():
+        return None
+    return np.broadcast_to(~keep.reshape(batch + (1,) * event_dim), shape).copy()
