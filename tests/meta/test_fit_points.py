@@ -7,6 +7,7 @@ posterior mean for a Gaussian target), so the fit's centre can be checked agains
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -43,3 +44,17 @@ def test_predict_with_fit_probes_reports_the_fit_and_refuses_unknown_probes():
     assert prediction.lam["mu"] == pytest.approx(predict(gaussian_section3, **kwargs).lam["mu"], abs=1e-3)
     with pytest.raises(ArgumentError, match="probes must be one of 'prior', 'fit', got 'posterior'"):
         predict(gaussian_section3, probes="posterior", **kwargs)
+
+
+def test_steps_whose_draws_overflow_are_skipped_not_taken():
+    """A Poisson rate exp(1000 x) overflows for some of q's draws: such steps used to turn q into NaN
+    (9 of 205 generated training programs); now they are skipped and the points stay finite."""
+    import numpyro
+    import numpyro.distributions as dist
+
+    def model(y):
+        x = numpyro.sample("x", dist.Normal(0.0, 0.01))
+        numpyro.sample("y", dist.Poisson(jnp.exp(1000.0 * x)), obs=y)
+
+    points, _ = fit_points(model, (np.array([3, 1, 2]),), {})
+    assert np.all(np.isfinite(points["x"]))

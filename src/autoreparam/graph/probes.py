@@ -120,6 +120,14 @@ def _points(model, args, kwargs, latents: list[SiteRecord]) -> tuple:
     return tuple(points)
 
 
+def prior_centre(model, args, kwargs) -> dict:
+    """Every latent at the prior centre (`_prior_point` at t = 0), in the model's coordinates."""
+    substituted = handlers.substitute(handlers.seed(model, rng_seed=0), substitute_fn=_prior_point(0.0))
+    with handlers.block(), numpyro.validation_enabled(False):
+        trace = handlers.trace(substituted).get_trace(*args, **kwargs)
+    return {name: msg["value"] for name, msg in trace.items() if msg["type"] == "sample" and not msg["is_observed"]}
+
+
 def _check_centres(latents: list[SiteRecord], points) -> None:
     for site, point in zip(latents, points):
         if not np.all(np.isfinite(np.asarray(point[0]))):
