@@ -36,16 +36,18 @@ from autoreparam.meta_eval.protocol import EVAL_VI, FUNNEL_SIGMA, FUNNEL_Y, SECT
 PROBES = ("prior", "fit")
 
 
-def _predictors(network_stem: str | None) -> dict:
-    """label -> (network, probes): the shipped network at both points, and a retrained one where given."""
+def _predictors(network_stems: str | None) -> dict:
+    """label -> (network, probes): the shipped network at both points, and retrained ones where given
+    (comma-separated stems, labelled ``retrained_<probes>``: one per kind of probe)."""
     from autoreparam.meta.predict import default_network
     from autoreparam.meta.weights import load_network
 
     shipped = default_network()
     out = {f"meta_{probes}": (shipped, probes) for probes in PROBES}
-    if network_stem:
-        network = load_network(network_stem)[0]
-        out[f"retrained_{network.probes}"] = (network, network.probes)
+    for stem in (network_stems or "").split(","):
+        if stem:
+            network = load_network(stem)[0]
+            out[f"retrained_{network.probes}"] = (network, network.probes)
     return out
 
 
@@ -177,7 +179,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="benchmarks/results/meta_fit_points")
     parser.add_argument("--models", default="zoo,funnel", help="zoo, funnel or both (comma-separated)")
-    parser.add_argument("--network", default=None, help="stem of a retrained network to score beside the shipped one")
+    parser.add_argument("--network", default=None, help="stems of retrained networks (comma-separated, one per kind of probes) to score beside the shipped one")
     parser.add_argument("--corpus", default=None, help="a corpus: its held-out splits are scored too")
     parser.add_argument("--held-out", type=int, default=0, help="the first N programs of each held-out split")
     parser.add_argument("--vi", choices=("label", "eval"), default="label")
