@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from autoreparam.meta.files import write_json, write_text
-from autoreparam.meta.labels import _graph
+from autoreparam.meta.fit_points import probed_graph
 
 
 def main(argv=None) -> int:
@@ -40,7 +40,7 @@ def main(argv=None) -> int:
         start = time.perf_counter()
         try:
             model, margs, kwargs = compile_program(label["program"], label["data"])
-            graph = _graph(model, margs, kwargs, label.get("probes", "prior"))
+            graph = probed_graph(model, margs, kwargs, label.get("probes", "prior"))
         except Exception as error:  # noqa: BLE001 - reported and set aside, the others go on
             print(f"{path}: {type(error).__name__}: {error}")
             path.rename(path.with_name(path.name + ".regraph_failed"))

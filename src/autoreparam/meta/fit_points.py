@@ -21,9 +21,10 @@ generated training programs with a NaN q (hierarchical Poisson regressions with 
 fit, and a joint mode instead fails on eight schools (its group effects fit the data exactly with a
 large group scale; META.md).
 
-Cost: ``FIT_STEPS * FIT_DRAWS`` = 4,000 density gradients plus one compilation, 0.3 to 0.8 s per zoo
-model on the 2-core CPU machine, compilation included (META.md). It is a per-model fit, however
-small: ``predict(..., probes="fit")`` says so in its ``seconds``.
+Cost: ``FIT_STEPS * FIT_DRAWS`` = 4,000 density gradients plus one compilation. On the 2-core CPU
+machine 0.15 to 0.6 s a call on the zoo, about 1 s more on a first call
+(`benchmarks/results/meta_fit_points/`). It is a per-model fit, however small:
+``predict(..., probes="fit")`` reports it in its ``seconds``.
 """
 
 from __future__ import annotations
@@ -47,7 +48,9 @@ from autoreparam.vi.meanfield import MeanField, elbo_terms, init_meanfield
 FIT_STEPS = 500
 FIT_DRAWS = 8
 LEARNING_RATE = 0.05
-INIT_SCALE = 0.1  # as the VI protocol starts q (VIConfig.init_scale): s = 1 in a raw coordinate whose prior scale is 0.02 overflowed every draw
+# q's starting scale, as the VI protocol's (VIConfig.init_scale): 1 overflowed every draw in a raw
+# coordinate whose prior scale is 0.02, so that no step was ever finite.
+INIT_SCALE = 0.1
 
 
 def fit_points(model: Callable, args: tuple, kwargs: dict, seed: int = 0, steps: int = FIT_STEPS,
@@ -90,3 +93,12 @@ def fit_points(model: Callable, args: tuple, kwargs: dict, seed: int = 0, steps:
         raise ModelError(f"site '{bad[0]}': the short non-centred fit for the probe points did not end finite; "
                          "use the prior points (probes='prior')")
     return points, time.perf_counter() - start
+
+
+def probed_graph(model: Callable, args: tuple, kwargs: dict, probes: str, seed: int = 0):
+    """``model(*args, **kwargs)``'s graph with its probes read at the prior points (``"prior"``) or at
+    this module's fit points (``"fit"``)."""
+    from autoreparam.graph import model_graph
+
+    points = fit_points(model, args, kwargs, seed)[0] if probes == "fit" else None
+    return model_graph(model, *args, seed=seed, probe_points=points, **kwargs)

@@ -47,15 +47,6 @@ def corpus_records(corpus: str | Path, split: str) -> list[dict]:
     return records
 
 
-def _graph(model, args, kwargs, probes: str):
-    """The program's graph with its probes read at the prior points or at a short fit's (`fit_points`)."""
-    from autoreparam.graph import model_graph
-    from autoreparam.meta.fit_points import fit_points
-
-    points = fit_points(model, args, kwargs)[0] if probes == "fit" else None
-    return model_graph(model, *args, probe_points=points, **kwargs)
-
-
 def label_program(*, out, program: str, data: str, record: dict, config: dict | None, probes: str = "prior") -> dict:
     """Compile ``program`` with ``data``, build its graph, fit CP, NCP and VIP; write ``out``.
 
@@ -64,6 +55,7 @@ def label_program(*, out, program: str, data: str, record: dict, config: dict | 
     probes are read (`autoreparam.meta.network.PROBES`); the fits do not depend on it.
     """
     from autoreparam.lang import compile_program
+    from autoreparam.meta.fit_points import probed_graph
     from autoreparam.vi.vip import fit_vip
 
     out = Path(out)
@@ -75,7 +67,7 @@ def label_program(*, out, program: str, data: str, record: dict, config: dict | 
                             "vip_starts": tuple(config["vip_starts"])})
     model, args, kwargs = compile_program(program, data)
     start = time.perf_counter()
-    graph = _graph(model, args, kwargs, probes)
+    graph = probed_graph(model, args, kwargs, probes)
     graph_seconds = time.perf_counter() - start
     write_text(out.with_suffix(".graph.json"), graph.to_json())
     start = time.perf_counter()
@@ -101,12 +93,13 @@ def label_program(*, out, program: str, data: str, record: dict, config: dict | 
 
 def _graph_only(out: Path, program: str, data: str, record: dict, probes: str) -> dict:
     from autoreparam.lang import compile_program
+    from autoreparam.meta.fit_points import probed_graph
     from autoreparam.reparam.selection import select_sites
     from autoreparam.reparam.sites import analyse_model
 
     model, args, kwargs = compile_program(program, data)
     start = time.perf_counter()
-    graph = _graph(model, args, kwargs, probes)
+    graph = probed_graph(model, args, kwargs, probes)
     seconds = time.perf_counter() - start
     write_text(out.with_suffix(".graph.json"), graph.to_json())
     plan = select_sites(analyse_model(model, *args, **kwargs), "default")

@@ -23,7 +23,7 @@ from autoreparam.graph import ModelGraph, model_graph
 from autoreparam.graph.types import NodeType
 from autoreparam.meta.batching import pad_graphs
 from autoreparam.meta.ensemble import MetaEnsemble
-from autoreparam.meta.fit_points import fit_points
+from autoreparam.meta.fit_points import fit_points, probed_graph
 from autoreparam.meta.network import PROBES, MetaGNN, as_jax
 from autoreparam.meta.weights import load_network
 from autoreparam.reparam.parameterisation import Parameterisation
@@ -114,8 +114,7 @@ def graph_for(network: Network, model: Callable, args: tuple, kwargs: dict, seed
     """
     built = {} if built is None else built
     if network.probes not in built:
-        points = fit_points(model, args, kwargs, seed)[0] if network.probes == "fit" else None
-        built[network.probes] = model_graph(model, *args, seed=seed, probe_points=points, **kwargs)
+        built[network.probes] = probed_graph(model, args, kwargs, network.probes, seed)
     return built[network.probes]
 
 
