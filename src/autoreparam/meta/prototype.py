@@ -20,20 +20,15 @@ prototype has one node per element), and every element of a latent gets its node
 from __future__ import annotations
 
 import itertools
-import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import NamedTuple
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
-from autoreparam.graph import ModelGraph, model_graph
+from autoreparam.graph import ModelGraph
 from autoreparam.graph.types import EdgeType, NodeType
-from autoreparam.meta.files import read_json, write_json
 
 OPS = ("add", "mul", "exp")
 SLOTS = ("obs", "scale", "loc")
