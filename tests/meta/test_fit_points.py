@@ -58,3 +58,14 @@ def test_steps_whose_draws_overflow_are_skipped_not_taken():
 
     points, _ = fit_points(model, (np.array([3, 1, 2]),), {})
     assert np.all(np.isfinite(points["x"]))
+
+
+def test_new_data_of_the_same_shapes_reuses_the_fit_program_and_is_read():
+    import autoreparam.meta.fit_points as module
+
+    y, sigma = gaussian_section3_data(10.0, n=10, sigma_mu=1.0)
+    first, _ = fit_points(gaussian_section3, (), {"y": y, "sigma": sigma, "sigma_mu": 1.0})
+    programs = len(module._FIT_PROGRAMS)
+    shifted, _ = fit_points(gaussian_section3, (), {"y": np.asarray(y) + 5.0, "sigma": sigma, "sigma_mu": 1.0})
+    assert len(module._FIT_PROGRAMS) == programs  # the data are arguments, not constants of the program
+    assert shifted["mu"][0] > first["mu"][0] + 3.0  # ... and they are the new data

@@ -30,6 +30,7 @@ machine 0.15 to 0.6 s a call on the zoo, about 1 s more on a first call
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from typing import Callable
 
 import jax
@@ -51,6 +52,10 @@ LEARNING_RATE = 0.05
 # q's starting scale, as the VI protocol's (VIConfig.init_scale): 1 overflowed every draw in a raw
 # coordinate whose prior scale is 0.02, so that no step was ever finite.
 INIT_SCALE = 0.1
+# Jitted fit programs per model, data structure and plan (as the graph's probe programs are kept),
+# least recently used dropped: on eight schools a repeat call fell from 0.8 s to 0.01 s.
+_FIT_PROGRAMS: OrderedDict = OrderedDict()
+MAX_FIT_PROGRAMS = 64
 
 
 def fit_points(model: Callable, args: tuple, kwargs: dict, seed: int = 0, steps: int = FIT_STEPS,
@@ -65,14 +70,13 @@ def fit_points(model: Callable, args: tuple, kwargs: dict, seed: int = 0, steps:
     non_centred = Parameterisation.non_centred(plan)
     optimiser = optax.adam(LEARNING_RATE)
 
-    def log_density(u):
-        return coords.log_density(coords.unravel(u), non_centred)
+    def program(data, origin, key):
+        bound = coords.with_data(data)
 
-    def negative_elbo(q: MeanField, key):
-        return -jnp.mean(elbo_terms(log_density, q, key, draws))
+        def negative_elbo(q: MeanField, key):
+            log_density = lambda u: bound.log_density(bound.unravel(u), non_centred)  # noqa: E731
+            return -jnp.mean(elbo_terms(log_density, q, key, draws))
 
-    @jax.jit
-    def run(origin, key):
         def step(carry, key):
             q, state = carry
             loss, grads = jax.value_and_grad(negative_elbo)(q, key)
@@ -83,11 +87,21 @@ def fit_points(model: Callable, args: tuple, kwargs: dict, seed: int = 0, steps:
 
         q = init_meanfield(origin, INIT_SCALE)
         q = jax.lax.scan(step, (q, optimiser.init(q)), jax.random.split(key, steps))[0][0]
-        points = [coords.to_original(coords.unravel(u), non_centred) for u in (q.loc, q.loc - q.scale, q.loc + q.scale)]
+        points = [bound.to_original(bound.unravel(u), non_centred) for u in (q.loc, q.loc - q.scale, q.loc + q.scale)]
         return {name: jnp.stack([p[name] for p in points]) for name in points[0]}
 
     origin = coords.ravel(coords.from_original(prior_centre(model, args, kwargs), non_centred))
-    points = {k: np.asarray(v) for k, v in jax.device_get(run(origin, jax.random.PRNGKey(seed))).items()}
+    # One executable per model, data shapes and plan: a repeat call (new data of the same shapes, the
+    # evaluation's second prediction) runs it without tracing or compiling again.
+    key = (coords.program_key, steps, draws)
+    jitted = _FIT_PROGRAMS.get(key)
+    if jitted is None:
+        jitted = _FIT_PROGRAMS[key] = jax.jit(program)
+        while len(_FIT_PROGRAMS) > MAX_FIT_PROGRAMS:
+            _FIT_PROGRAMS.popitem(last=False)
+    _FIT_PROGRAMS.move_to_end(key)
+    found = jitted(coords.data, origin, jax.random.PRNGKey(seed))
+    points = {k: np.asarray(v) for k, v in jax.device_get(found).items()}
     bad = [name for name, value in points.items() if not np.all(np.isfinite(value))]
     if bad:
         raise ModelError(f"site '{bad[0]}': the short non-centred fit for the probe points did not end finite; "
