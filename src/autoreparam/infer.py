@@ -231,7 +231,7 @@ def infer(
     for site in structure.latents:
         if site.without_density is not None:
             decision += (f" {site.name}: {int(site.without_density.sum())} of its {site.size} elements are masked "
-                         "out of the density (the observed positions of obs_mask); their draws mean nothing, and "
+                         "out of the density (e.g. the observed positions of obs_mask); their draws mean nothing, and "
                          "the diagnostics leave them out.")
     if not structure.observed:
         # NumPyro's semantics: an observed site given None is sampled, so a forgotten data argument
