@@ -69,3 +69,11 @@ def test_new_data_of_the_same_shapes_reuses_the_fit_program_and_is_read():
     shifted, _ = fit_points(gaussian_section3, (), {"y": np.asarray(y) + 5.0, "sigma": sigma, "sigma_mu": 1.0})
     assert len(module._FIT_PROGRAMS) == programs  # the data are arguments, not constants of the program
     assert shifted["mu"][0] > first["mu"][0] + 3.0  # ... and they are the new data
+
+
+def test_predict_parameterisation_takes_the_probes():
+    import autoreparam as ar
+
+    y, sigma = gaussian_section3_data(1.0, n=10, sigma_mu=1.0)
+    lam = ar.predict_parameterisation(gaussian_section3, probes="fit", y=y, sigma=sigma, sigma_mu=1.0)
+    assert 0.0 <= float(lam["mu"]) <= 1.0

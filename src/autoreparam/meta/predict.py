@@ -162,12 +162,13 @@ def predict(model: Callable, *args, network: Network | None = None, seed: int = 
 
 
 def predict_parameterisation(model: Callable, *args, network: Network | None = None, seed: int = 0,
-                             **kwargs) -> dict[str, np.ndarray]:
+                             probes: str | None = None, **kwargs) -> dict[str, np.ndarray]:
     """lambda in [0, 1] per location-scale latent of ``model(*args, **kwargs)``, one per element (site-shaped).
 
     1 = centred, 0 = non-centred (paper 000 Section 5.2). The meta-learned network of paper 003 reads
     the model's graph (`autoreparam.graph.model_graph`) and predicts lambda with no per-model
     optimisation; see docs/meta.md for its accuracy and its cost (the graph's probes dominate).
-    ``ar.infer(model, ..., method="meta")`` samples in this parameterisation.
+    ``ar.infer(model, ..., method="meta")`` samples in this parameterisation. ``probes="fit"`` reads
+    the graph's probes at a short non-centred fit instead of the prior points (`predict`).
     """
-    return predict(model, *args, network=network, seed=seed, **kwargs).lam
+    return predict(model, *args, network=network, seed=seed, probes=probes, **kwargs).lam
