@@ -754,3 +754,22 @@ def test_obs_mask_imputation_is_not_flagged_for_the_draws_that_have_no_density()
     assert np.all(np.isnan(r_hat[mask])) and np.all(r_hat[~mask] < 1.05)
     assert "y_unobserved: 4 of its 6 elements are masked out of the density" in result.decision
     assert np.ptp(result.samples["y_unobserved"][..., 0]) > 0  # the draws themselves are returned untouched
+    # The paper's ESS reads only the elements with a density (a constant stand-in would count as ESS 0).
+    assert result.diagnostics.efficiency.mean > 0 and result.diagnostics.efficiency.min_element_name != "y_unobserved[0]"
+
+
+def test_a_fully_observed_obs_mask_site_is_not_called_stuck():
+    """obs_mask all True (nothing missing): every element of y_unobserved is without density; the site
+    must not read as 'never changed', nor the run as untrustworthy."""
+    def model(y, mask):
+        mu = numpyro.sample("mu", dist.Normal(0.0, 5.0))
+        with numpyro.plate("n", y.shape[0]):
+            numpyro.sample("y", dist.Normal(mu, 1.0), obs=y, obs_mask=mask)
+
+    y = np.array([1.0, 2.0, 0.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for method in ("cp", "auto"):
+            result = ar.infer(model, y, np.ones(3, dtype=bool), method=method, num_chains=4, num_warmup=300,
+                              num_samples=300, progress=False)
+            assert result.diagnostics.health.trustworthy, result.diagnostics.health.warnings

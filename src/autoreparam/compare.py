@@ -148,6 +148,7 @@ def compare(
                 coords, spaces, hmc_config, num_chains, num_leapfrog, leapfrog_grid, seed, metric=oracle_metric
             )
         samples = coords.split_original(chains.draws)
-        diagnostics[method] = compute_diagnostics(samples, chains, oracle, labels, method, rewritable)
+        diagnostics[method] = compute_diagnostics(samples, chains, oracle, labels, method, rewritable,
+                                                  coords.without_density)
         seconds[method] = time.perf_counter() - start
     return Comparison(vip, diagnostics, seconds, kernel, decisions)

@@ -115,6 +115,12 @@ class Coordinates:
         return bound
 
     @property
+    def without_density(self) -> dict:
+        """{latent: bool array of its shape, True where the element has no density} for latents with
+        masked-out elements (`SiteInfo.without_density`; `diagnostics.masked`)."""
+        return {s.name: s.without_density for s in self.structure.latents if s.without_density is not None}
+
+    @property
     def program_key(self) -> tuple:
         """What a compiled program on these coordinates depends on besides its arguments: the model,
         the data's structure and non-array values, and the site plan."""

@@ -244,8 +244,7 @@ def infer(
         bar.close()
     samples = coords.split_original(chains.draws)
     rewritable = bool(select_sites(structure, "all").sites)  # for the advice on a flagged run
-    diagnostics = compute_diagnostics(_without_densityless(samples, structure), chains, oracle, labels, method,
-                                      rewritable)
+    diagnostics = compute_diagnostics(samples, chains, oracle, labels, method, rewritable, coords.without_density)
     if not diagnostics.health.trustworthy:
         warnings.warn(
             "autoreparam.infer: the result is not trustworthy: " + " ".join(diagnostics.health.warnings)
@@ -268,15 +267,3 @@ def infer(
         gradients=gradients,
     )
 
-
-def _without_densityless(samples: dict, structure) -> dict:
-    """The draws the diagnostics read: elements without density (``SiteInfo.without_density``, e.g. the
-    observed positions of an obs_mask imputation) held at 0, whose R-hat is then undefined and left
-    out (`standard_diagnostics`), instead of wandering draws that flag the run with useless advice."""
-    out = dict(samples)
-    for site in structure.latents:
-        if site.without_density is not None:
-            values = np.array(out[site.name], copy=True)
-            values[..., site.without_density] = 0.0
-            out[site.name] = values
-    return out

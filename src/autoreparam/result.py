@@ -9,6 +9,7 @@ import numpy as np
 
 from autoreparam.diagnostics.ess import EfficiencyMetric, paper_metric
 from autoreparam.diagnostics.health import Health, assess
+from autoreparam.diagnostics.masked import diagnostic_views
 from autoreparam.diagnostics.standard import StandardDiagnostics, standard_diagnostics
 from autoreparam.mcmc.chains import ChainResult
 from autoreparam.mcmc.oracle import OracleResult
@@ -43,9 +44,12 @@ class Diagnostics:
 
 def compute_diagnostics(
     samples: dict, chains: ChainResult, oracle: OracleResult | None = None, space_labels: tuple[str, ...] = (),
-    method: str | None = None, reparameterisable: bool = True,
+    method: str | None = None, reparameterisable: bool = True, without_density: dict | None = None,
 ) -> Diagnostics:
-    standard = standard_diagnostics(samples)
+    """Diagnostics of ``samples``; ``without_density`` ({site: mask}, `Coordinates.without_density`)
+    names elements with no density, which the diagnostics leave out (`diagnostics.masked`)."""
+    views = diagnostic_views(samples, without_density or {})
+    standard = standard_diagnostics(views.standard)
     health = assess(
         standard,
         num_chains=chains.num_chains,
@@ -59,7 +63,7 @@ def compute_diagnostics(
     )
     space_div = None if chains.space_divergences is None else np.sum(chains.space_divergences, axis=0)
     return Diagnostics(
-        efficiency=paper_metric(samples, chains.grad_evals),
+        efficiency=paper_metric(views.efficiency, chains.grad_evals),
         standard=standard,
         divergences=int(np.sum(chains.divergences)),
         warmup_divergences=int(np.sum(chains.warmup_divergences)),

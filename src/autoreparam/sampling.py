@@ -15,6 +15,7 @@ import numpy as np
 
 from autoreparam.coordinates import Coordinates
 from autoreparam.diagnostics.ess import paper_metric
+from autoreparam.diagnostics.masked import diagnostic_views
 from autoreparam.diagnostics.standard import standard_diagnostics
 from autoreparam.errors import ArgumentError
 from autoreparam.mcmc.config import HMCConfig, NUTSConfig
@@ -48,10 +49,10 @@ def efficiency_score(coords: Coordinates, metric: str):
         raise ArgumentError(f"oracle_metric must be one of {ORACLE_METRICS}, got '{metric}'")
 
     def score(result):
-        samples = coords.split_original(result.draws)
-        standard = standard_diagnostics(samples)
+        views = diagnostic_views(coords.split_original(result.draws), coords.without_density)
+        standard = standard_diagnostics(views.standard)
         if metric == "paper":
-            m = paper_metric(samples, result.grad_evals)
+            m = paper_metric(views.efficiency, result.grad_evals)
             return m.mean, m.se, standard.max_r_hat
         return 1000.0 * standard.min_ess_bulk / float(np.sum(result.grad_evals)), math.nan, standard.max_r_hat
 

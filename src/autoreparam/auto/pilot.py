@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from autoreparam.diagnostics.masked import diagnostic_views
 from autoreparam.diagnostics.standard import standard_diagnostics
 from autoreparam.mcmc.segments import SegmentDraws
 
@@ -70,7 +71,8 @@ class PilotScore:
 
 
 def score(label: str, coords, draws: SegmentDraws, gradients: float, seconds: float) -> PilotScore:
-    standard = standard_diagnostics(coords.split_original(draws.draws))
+    views = diagnostic_views(coords.split_original(draws.draws), coords.without_density)
+    standard = standard_diagnostics(views.standard)
     transitions = draws.steps.size
     steps = float(np.sum(draws.steps))
     ess = standard.min_ess_bulk if math.isfinite(standard.min_ess_bulk) else 0.0
