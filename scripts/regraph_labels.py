@@ -20,6 +20,7 @@ from pathlib import Path
 
 from autoreparam.meta.files import write_json, write_text
 from autoreparam.meta.fit_points import probed_graph
+from autoreparam.meta.network import PROBES
 
 
 def main(argv=None) -> int:
@@ -38,6 +39,8 @@ def main(argv=None) -> int:
         if "error" in label:
             continue
         start = time.perf_counter()
+        if label.get("probes", "prior") not in PROBES:
+            raise SystemExit(f"{path}: unknown probes {label['probes']!r}; expected one of {PROBES}")
         try:
             model, margs, kwargs = compile_program(label["program"], label["data"])
             graph = probed_graph(model, margs, kwargs, label.get("probes", "prior"))

@@ -36,11 +36,11 @@ def naturals(text: str) -> tuple[int, ...]:
 
 def sites(text: str):
     """``default``, ``all`` or comma-separated site names; an empty list (``--sites ''``) would rewrite
-    nothing, which ``--method cp`` says plainly, so it is refused."""
+    nothing, which ``run --method cp`` says plainly, so it is refused."""
     if text in ("default", "all"):
         return text
     names = [name.strip() for name in text.split(",") if name.strip()]
     if not names:
         raise argparse.ArgumentTypeError(f"names no site, got {text!r}: give 'default', 'all' or site names "
-                                         "separated by commas (use --method cp to rewrite nothing)")
+                                         "separated by commas (to rewrite nothing: `run --method cp`)")
     return names

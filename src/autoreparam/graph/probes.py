@@ -131,8 +131,8 @@ def prior_centre(model, args, kwargs) -> dict:
 def _check_centres(latents: list[SiteRecord], points) -> None:
     for site, point in zip(latents, points):
         if not np.all(np.isfinite(np.asarray(point[0]))):
-            raise ModelError(f"site '{site.name}': its prior centre is not finite (e.g. a mean that does not "
-                             "exist); the probes need one")
+            raise ModelError(f"site '{site.name}': its centre point is not finite (the prior centre unless points "
+                             "were given: e.g. a mean that does not exist); the probes need one")
 
 
 def _probe_function(model, args, kwargs, latents: list[SiteRecord], seed: int) -> Callable:

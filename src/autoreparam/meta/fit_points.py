@@ -11,12 +11,12 @@ This module gives the probes three other points, found from the data at a small,
 mean-field normal ``q(u) = N(m, diag(s^2))`` over the *non-centred* model's unconstrained coordinates
 ``u``, fitted by the reparameterised ELBO (paper 000 Section 4's objective at lambda = 0) for
 ``FIT_STEPS`` Adam steps of ``FIT_DRAWS`` draws, from the prior centre (the graph's, every latent at
-its prior location given its parents) with ``s = 1``. In those coordinates the prior points are
-exactly ``u = 0, -1, +1`` for every non-centred location-scale latent (``z~ ~ N(0, 1)``), so the fit's
-points ``m, m - s, m + s`` generalise them: the prior points are the fit's starting q. A step whose
+its prior location given its parents) with ``s = INIT_SCALE``. In those coordinates the prior points
+are exactly ``u = 0, -1, +1`` for every non-centred location-scale latent (``z~ ~ N(0, 1)``), so the
+fit's points ``m, m - s, m + s`` generalise them: the prior points are those of q = the prior. A step whose
 ELBO or gradient is not finite (a draw that overflows, e.g. ``exp`` of a Poisson rate) is skipped,
-not taken: starting at ``u = 0`` instead of the prior centre and taking such steps left 9 of 205
-generated training programs with a NaN q (hierarchical Poisson regressions with group scales of
+not taken: starting at ``u = 0`` with ``s = 1`` and taking such steps left 9 of the 260 generated
+training programs with a NaN q (hierarchical Poisson regressions with group scales of
 0.02, where ``u = 0`` means a scale of 1). Non-centred, because the centred model's neck traps a short
 fit, and a joint mode instead fails on eight schools (its group effects fit the data exactly with a
 large group scale; META.md).

@@ -182,6 +182,9 @@ class Trainer:
         saved = read_json(card)
         if saved["config"] != json.loads(json.dumps(self.config.to_dict())):
             raise ArgumentError(f"{self.out} holds a run with another configuration; choose a new --out")
+        if saved.get("probes", "prior") != self.network.probes:  # not in the config: it comes from the labels
+            raise ArgumentError(f"{self.out} holds a run on graphs probed at {saved.get('probes', 'prior')} points, "
+                                f"these labels are probed at {self.network.probes} points; choose a new --out")
         self.network, self.opt_state = eqx.tree_deserialise_leaves(self.out / "checkpoint.eqx",
                                                                    (self.network, self.opt_state))
         self.step = int(saved["step"])
@@ -193,7 +196,7 @@ class Trainer:
         eqx.tree_serialise_leaves(tmp, (self.network, self.opt_state))
         tmp.replace(self.out / "checkpoint.eqx")
         write_json(self.out / "checkpoint.json", {"step": self.step, "config": self.config.to_dict(),
-                                                  "seconds": self.seconds})
+                                                  "probes": self.network.probes, "seconds": self.seconds})
 
     def log(self, entry: dict) -> None:
         with open(self.out / "log.jsonl", "a", encoding="utf-8") as f:
