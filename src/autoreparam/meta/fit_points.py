@@ -22,8 +22,8 @@ fit, and a joint mode instead fails on eight schools (its group effects fit the 
 large group scale; META.md).
 
 Cost: ``FIT_STEPS * FIT_DRAWS`` = 4,000 density gradients plus one compilation. On the 2-core CPU
-machine 0.15 to 0.6 s a call on the zoo, about 1 s more on a first call
-(`benchmarks/results/meta_fit_points/`). It is a per-model fit, however small:
+machine a prediction with these points takes 0.02 to 0.48 s on a repeat call over the zoo and 1.1 to
+2.0 s on a first call (`benchmarks/results/meta_fit_points/timing.json`). It is a per-model fit, however small:
 ``predict(..., probes="fit")`` reports it in its ``seconds``.
 """
 
