@@ -22,6 +22,8 @@ def _ar1(rng, chains, draws, rho, means):
 class _Coords:
     """Just enough of ``Coordinates`` for the score: draws are already one scalar site."""
 
+    without_density: dict = {}  # every element has a density
+
     def split_original(self, flat):
         return {"z": np.asarray(flat)[..., 0]}
 
