@@ -104,15 +104,18 @@ def _prior_point(t: float) -> Callable:
     return point
 
 
+def _trace_at(model, args, kwargs, t: float):
+    """The model's trace with every latent at standardised prior point ``t`` (`_prior_point`)."""
+    substituted = handlers.substitute(handlers.seed(model, rng_seed=0), substitute_fn=_prior_point(t))
+    # Without NumPyro's argument checks: a scale of exactly 0 at a prior point (e.g. |mu| at mu = 0)
+    # must become the probe error below, which names the site, not a bare ValueError.
+    with handlers.block(), numpyro.validation_enabled(False):
+        return handlers.trace(substituted).get_trace(*args, **kwargs)
+
+
 def _points(model, args, kwargs, latents: list[SiteRecord]) -> tuple:
     """The centre, low and high points in probe coordinates: per latent an array ``(3, *shape)``."""
-    runs = []
-    for t in (0.0,) + QUANTILE_POINTS:
-        substituted = handlers.substitute(handlers.seed(model, rng_seed=0), substitute_fn=_prior_point(t))
-        # Without NumPyro's argument checks: a scale of exactly 0 at a prior point (e.g. |mu| at mu = 0)
-        # must become the probe error below, which names the site, not a bare ValueError.
-        with handlers.block(), numpyro.validation_enabled(False):
-            runs.append(handlers.trace(substituted).get_trace(*args, **kwargs))
+    runs = [_trace_at(model, args, kwargs, t) for t in (0.0,) + QUANTILE_POINTS]
     points = []
     for site in latents:
         stacked = jnp.stack([jnp.asarray(run[site.name]["value"]) for run in runs])
@@ -122,9 +125,7 @@ def _points(model, args, kwargs, latents: list[SiteRecord]) -> tuple:
 
 def prior_centre(model, args, kwargs) -> dict:
     """Every latent at the prior centre (`_prior_point` at t = 0), in the model's coordinates."""
-    substituted = handlers.substitute(handlers.seed(model, rng_seed=0), substitute_fn=_prior_point(0.0))
-    with handlers.block(), numpyro.validation_enabled(False):
-        trace = handlers.trace(substituted).get_trace(*args, **kwargs)
+    trace = _trace_at(model, args, kwargs, 0.0)
     return {name: msg["value"] for name, msg in trace.items() if msg["type"] == "sample" and not msg["is_observed"]}
 
 
@@ -195,9 +196,7 @@ def _own_scale_and_loc(trace, site: SiteRecord) -> tuple[jax.Array, jax.Array]:
 def _prior_centre_locations(model, args, kwargs, latents: list[SiteRecord]) -> list[jax.Array]:
     """Per latent its prior location at the prior centre: the location features describe the prior
     wherever the scale and curvature probes are read."""
-    substituted = handlers.substitute(handlers.seed(model, rng_seed=0), substitute_fn=_prior_point(0.0))
-    with handlers.block(), numpyro.validation_enabled(False):
-        trace = handlers.trace(substituted).get_trace(*args, **kwargs)
+    trace = _trace_at(model, args, kwargs, 0.0)
     return [_own_scale_and_loc(trace, site)[1] for site in latents]
 
 
