@@ -652,6 +652,8 @@ def test_command_line_errors_are_one_line_and_exit_2(argv, message, tmp_path, ca
     (["bench", "--seeds", "0,a"], "argument --seeds: must be an integer, got 'a'"),
     (["run", "eight_schools", "--sites", ""], "argument --sites: names no site, got ''"),
     (["vip", "eight_schools", "--sites", " , "], "argument --sites: names no site"),
+    (["fuzz", "--target-accept", "1"], "argument --target-accept: must lie strictly between 0 and 1, got '1'"),
+    (["sbc", "--target-accept", "high"], "argument --target-accept: must be a number between 0 and 1"),
 ])
 def test_bad_numbers_on_the_command_line_stop_before_anything_runs(argv, message, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:

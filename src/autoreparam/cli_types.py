@@ -29,6 +29,17 @@ def natural(text: str) -> int:
     return value
 
 
+def acceptance(text: str) -> float:
+    """A target acceptance probability, strictly between 0 and 1 (e.g. 0.95 against divergences)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1, got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text!r}")
+    return value
+
+
 def naturals(text: str) -> tuple[int, ...]:
     """Comma-separated non-negative integers, e.g. seeds ``0,1,2``."""
     return tuple(natural(part) for part in text.split(",") if part.strip())

@@ -153,6 +153,27 @@ def test_invariance_alone_from_the_command_line():
     assert [t["key"] for t in alone] == [t["key"] for t in every if t["kind"] == "invariance"]
 
 
+def test_a_store_refuses_runs_under_other_settings(tmp_path, capsys):
+    from autoreparam import cli
+    from autoreparam.benchmark.store import ResultStore
+    from autoreparam.reliability.methods import refuse_mixed_settings
+
+    store = ResultStore(tmp_path / "inv")
+    refuse_mixed_settings(store, RunSettings())  # an empty store takes anything
+    store.save("identity__0__000000", {"kind": "identity", "results": []})  # no settings: not a sampling run
+    # A record written before target_accept existed reads as its default, so old stores resume.
+    store.save("invariance__0__000001", {"kind": "invariance", "settings": {"num_chains": 4, "num_warmup": 500,
+                                                                             "num_samples": 1000, "vi": "fast"}})
+    same = RunSettings(num_chains=4, num_warmup=500, num_samples=1000)
+    refuse_mixed_settings(store, same)
+    with pytest.raises(ArgumentError, match="target_accept=0.95.*another --out folder"):
+        refuse_mixed_settings(store, RunSettings(num_chains=4, num_warmup=500, num_samples=1000, target_accept=0.95))
+    # From the command line: refused before anything runs or is recorded.
+    assert cli.main(["fuzz", "--out", str(store.root), "--n", "0", "--mcmc-n", "1", "--target-accept", "0.9",
+                     "--serial", "--quiet"]) == 2
+    assert "holds runs made with" in capsys.readouterr().err and not (store.root / "commands.txt").exists()
+
+
 def test_scan_twins_agree_with_their_unrolled_programs():
     tasks = plan_fuzz(n=0, seed=0, mcmc_n=0, chunk=2, scan_twins=3)
     assert [t["kind"] for t in tasks] == ["scan_twin", "scan_twin"]

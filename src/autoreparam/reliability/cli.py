@@ -10,7 +10,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from autoreparam.cli_types import count, natural
+from autoreparam.cli_types import acceptance, count, natural
 
 COMMANDS = "commands.txt"  # in a results folder: one line per invocation that wrote to it
 
@@ -59,17 +59,21 @@ def add_sbc_parser(sub):
     p.add_argument("--warmup", type=count, default=500)
     p.add_argument("--samples", type=count, default=500)
     p.add_argument("--vi", default="fast", choices=["fast", "paper"], help="variational protocol of every run")
+    p.add_argument("--target-accept", type=acceptance, default=None,
+                   help="the step size's target acceptance of every run (default: infer's, 0.8)")
     p.add_argument("--deadline-minutes", type=float, default=None, help="start no replication after this; rerun to go on")
     _ray_arguments(p)
     return p
 
 
 def run_sbc_command(args) -> int:
-    from autoreparam.reliability.methods import RunSettings
+    from autoreparam.benchmark.store import ResultStore
+    from autoreparam.reliability.methods import RunSettings, refuse_mixed_settings
     from autoreparam.reliability.models import MODEL_NAMES
     from autoreparam.reliability.sbc import run_sbc, summarise
 
-    settings = RunSettings(args.chains, args.warmup, args.samples, args.vi)
+    settings = RunSettings(args.chains, args.warmup, args.samples, args.vi, args.target_accept)
+    refuse_mixed_settings(ResultStore(args.out), settings)
     record_command(args.out)
     start = time.perf_counter()
     store = run_sbc(args.out, args.replications, _listed(args.models) or MODEL_NAMES, _listed(args.methods), settings,
@@ -92,6 +96,9 @@ def add_fuzz_parser(sub):
                    help="comma-separated method/kernel cells of the prior check, e.g. auto/nuts (default: all); "
                         "'none' runs no prior check, only the invariance check")
     p.add_argument("--no-invariance", action="store_true", help="skip the invariance check on the sampled programs")
+    p.add_argument("--target-accept", type=acceptance, default=None,
+                   help="the step size's target acceptance of the sampling checks (default: infer's, 0.8); "
+                        "a store keeps one setting, so a new value needs a new --out")
     p.add_argument("--chunk", type=count, default=25, help="identity programs per task")
     p.add_argument("--scan-twins", type=natural, default=200,
                    help="time-series programs checked against their twins written with scan")
@@ -101,11 +108,17 @@ def add_fuzz_parser(sub):
 
 
 def run_fuzz_command(args) -> int:
-    from autoreparam.reliability.fuzz import run_fuzz, summarise_fuzz
+    from dataclasses import replace
 
+    from autoreparam.benchmark.store import ResultStore
+    from autoreparam.reliability.fuzz import MCMC_SETTINGS, run_fuzz, summarise_fuzz
+    from autoreparam.reliability.methods import refuse_mixed_settings
+
+    settings = replace(MCMC_SETTINGS, target_accept=args.target_accept)
+    refuse_mixed_settings(ResultStore(args.out), settings)
     record_command(args.out)
     start = time.perf_counter()
-    store = run_fuzz(args.out, n=args.n, seed=args.seed, mcmc_n=args.mcmc_n, chunk=args.chunk,
+    store = run_fuzz(args.out, n=args.n, seed=args.seed, mcmc_n=args.mcmc_n, chunk=args.chunk, settings=settings,
                      scan_twins=args.scan_twins, methods=_prior_cells(args.mcmc_methods),
                      invariance=not args.no_invariance, address=args.address,
                      num_cpus=args.num_cpus, serial=args.serial, progress=not args.quiet,

@@ -64,15 +64,35 @@ def find_spec(label: str) -> MethodSpec:
 
 @dataclass(frozen=True)
 class RunSettings:
-    """Chain lengths and the variational protocol of every run (``vi="fast"``: `vi.protocol.FAST`)."""
+    """Chain lengths, the variational protocol (``vi="fast"``: `vi.protocol.FAST`) and the step size's
+    target acceptance (None: `infer`'s default, 0.8) of every run."""
 
     num_chains: int = 4
     num_warmup: int = 500
     num_samples: int = 500
     vi: str = "fast"
+    target_accept: float | None = None
 
     def vi_config(self) -> VIConfig:
         return FAST if self.vi == "fast" else VIConfig()
+
+
+def refuse_mixed_settings(store, settings: RunSettings) -> None:
+    """Refuse to add runs with ``settings`` to a ``store`` whose runs had other `RunSettings`.
+
+    A rerun skips every finished key, so new settings planned into an old folder would silently mix
+    both in one report (e.g. divergence counts at two target acceptances). Every run is checked
+    here, so the first stored run with settings speaks for all (reading thousands of SBC records
+    would take minutes). Records written before a setting existed read as its default.
+    """
+    for path in sorted((store.root / "cells").glob("*.json")):
+        stored = store.load(path.stem).get("settings")
+        if stored is None:
+            continue  # an identity chunk: no sampling settings
+        if RunSettings(**stored) != settings:
+            raise ArgumentError(f"{store.root} holds runs made with {RunSettings(**stored)}, and this command asks "
+                                f"for {settings}; write to another --out folder, or repeat the settings it ran with")
+        return
 
 
 def _summary(result, seconds: float, caught: list) -> dict:
@@ -96,7 +116,7 @@ def run_spec(spec: MethodSpec, model, args: tuple, kwargs: dict, seed: int, sett
     """Run one cell on ``model(*args, **kwargs)``: (draws of the original latents, run summary)."""
     start = time.perf_counter()
     common = dict(num_chains=settings.num_chains, num_warmup=settings.num_warmup, num_samples=settings.num_samples,
-                  seed=seed, progress=False, vi_config=settings.vi_config())
+                  seed=seed, progress=False, vi_config=settings.vi_config(), target_accept=settings.target_accept)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
         if spec.is_control:
