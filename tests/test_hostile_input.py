@@ -632,6 +632,7 @@ def test_corrupted_data_file_names_the_file_and_what_to_do(tmp_path, real_data_d
         (["download", "nope"], "unknown data set or file 'nope'"),
         (["run", "gaussian_section3", "--option", "q=abc", "--quiet"], "q must be a number, got 'abc'"),
         (["run", "eight_schools", "--lam", "0.3", "--method", "cp", "--quiet"], "--lam sets the lambda of --method given"),
+        (["run", "eight_schools", "--meta-probes", "fit", "--quiet"], "--meta-probes is for --method meta"),
         (["graph", "eight_schools", "--sites", "thetaa"], "--sites does not apply to graph"),
         (["graph", "eight_schools", "--json", "/proc/no_such_folder/g.json"], "cannot write --json /proc/no_such_folder"),
     ],
@@ -775,3 +776,14 @@ def test_a_fully_observed_obs_mask_site_is_not_called_stuck():
             result = ar.infer(model, y, np.ones(3, dtype=bool), method=method, num_chains=4, num_warmup=300,
                               num_samples=300, progress=False)
             assert result.diagnostics.health.trustworthy, result.diagnostics.health.warnings
+
+
+def test_a_flagged_run_on_the_command_line_warns_once_in_its_summary(capsys):
+    # 20 warm-up steps of centred NUTS on eight schools cannot be trusted; the summary says so, and
+    # Python's warning (which would repeat it beside a line of our source) stays silent.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert cli.main(["run", "eight_schools", "--method", "cp", "--kernel", "nuts", "--chains", "2",
+                         "--warmup", "20", "--samples", "20", "--quiet"]) == 0
+    assert "WARNING:" in capsys.readouterr().out
+    assert not [w for w in caught if issubclass(w.category, ar.ConvergenceWarning)]

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
+import warnings
 
-from autoreparam.cli_types import count, natural, naturals, sites as site_names
-from autoreparam.errors import ArgumentError
+from autoreparam.cli_types import acceptance, count, natural, naturals, sites as site_names
+from autoreparam.errors import ArgumentError, ConvergenceWarning
 
 
 def _is_program_file(model: str) -> bool:
@@ -57,18 +59,32 @@ def _add_sampler_arguments(parser):
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
+@contextlib.contextmanager
+def _reported_not_warned():
+    """Around a run whose summary the command prints: a flagged run's ConvergenceWarning says what the
+    summary's WARNING lines say, so it would print twice, the first time beside a line of our source."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        yield
+
+
 def cmd_run(args) -> int:
     import autoreparam as ar
 
     if args.lam is not None and args.method != "given":
         raise ArgumentError(f"--lam sets the lambda of --method given, not of --method {args.method}; add "
                             "--method given or drop --lam")
+    if args.meta_probes is not None and args.method != "meta":
+        raise ArgumentError(f"--meta-probes is for --method meta, not --method {args.method}; add --method meta "
+                            "or drop --meta-probes")
     problem = _problem(args)
-    result = ar.infer(
-        problem.model, *problem.args, method=args.method, kernel=args.kernel, num_chains=args.chains,
-        num_warmup=args.warmup, num_samples=args.samples, seed=args.seed, sites=args.sites,
-        num_leapfrog=args.leapfrog, progress=not args.quiet, parameterisation=args.lam, **problem.kwargs,
-    )
+    with _reported_not_warned():
+        result = ar.infer(
+            problem.model, *problem.args, method=args.method, kernel=args.kernel, num_chains=args.chains,
+            num_warmup=args.warmup, num_samples=args.samples, seed=args.seed, sites=args.sites,
+            num_leapfrog=args.leapfrog, progress=not args.quiet, parameterisation=args.lam,
+            target_accept=args.target_accept, meta_probes=args.meta_probes, **problem.kwargs,
+        )
     print(f"{problem.name}: {problem.description}\n{problem.data_note}\n")
     print(result.summary())
     return 0
@@ -94,11 +110,12 @@ def cmd_compare(args) -> int:
         from autoreparam.vi.protocol import PAPER
 
         options["vi_config"] = PAPER
-    comparison = compare(
-        problem.model, *problem.args, kernel=args.kernel, num_chains=args.chains, num_warmup=args.warmup,
-        num_samples=args.samples, seed=args.seed, sites=args.sites, num_leapfrog=args.leapfrog,
-        progress=not args.quiet, **options, **problem.kwargs,
-    )
+    with _reported_not_warned():
+        comparison = compare(
+            problem.model, *problem.args, kernel=args.kernel, num_chains=args.chains, num_warmup=args.warmup,
+            num_samples=args.samples, seed=args.seed, sites=args.sites, num_leapfrog=args.leapfrog,
+            progress=not args.quiet, **options, **problem.kwargs,
+        )
     print(f"{problem.name}: {problem.description}")
     how = "NUTS" if args.kernel == "nuts" else "fixed-L HMC, L by oracle on pilot runs"
     print(f"{args.chains} chains x {args.samples} draws after {args.warmup} warm-up steps; {how}\n")
@@ -232,6 +249,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--method", default="auto", choices=["auto", "cp", "ncp", "vip", "ihmc", "given", "meta"])
     run.add_argument("--lam", type=float, default=None, help="lambda in [0, 1] for every element (method 'given')")
     run.add_argument("--kernel", default=None, choices=["hmc", "nuts"])
+    run.add_argument("--target-accept", type=acceptance, default=None,
+                     help="mean acceptance the step size is tuned to (default 0.8); raise it, e.g. to 0.95, "
+                          "against divergences")
+    run.add_argument("--meta-probes", default=None, choices=["prior", "fit"],
+                     help="--method meta: read the graph's probes at the prior points or at a short fit "
+                          "(default: where the network was trained to read them)")
     run.set_defaults(func=cmd_run)
 
     vip = sub.add_parser("vip", help="the VIP search: lambda per element, ELBOs of CP, NCP and VIP")

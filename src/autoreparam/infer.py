@@ -18,6 +18,7 @@ from autoreparam.auto import run_auto
 from autoreparam.coordinates import Coordinates
 from autoreparam.errors import ArgumentError, ConvergenceWarning
 from autoreparam.initial import ORIGIN, PRIOR_MEDIAN, check_init_strategy, initial_values
+from autoreparam.meta.network import PROBES
 from autoreparam.meta.predict import predict as meta_predict
 from autoreparam.meta.start import start_without_fit
 from autoreparam.mcmc.config import PAPER_L_GRID, HMCConfig, NUTSConfig
@@ -95,9 +96,9 @@ def _spaces(method, fits, vi):
     return [fits[method]], reasons[method]
 
 
-def _meta_prediction(model, model_args, model_kwargs, plan, seed):
-    """The meta-learned centring of the plan's sites (timed: graph, network)."""
-    prediction = meta_predict(model, *model_args, seed=seed, **model_kwargs)
+def _meta_prediction(model, model_args, model_kwargs, plan, seed, probes):
+    """The meta-learned centring of the plan's sites (timed: graph, network, and a fit for fit probes)."""
+    prediction = meta_predict(model, *model_args, seed=seed, probes=probes, **model_kwargs)
     prediction.parameterisation(plan)  # a site the network cannot give is reported here, by name
     return prediction
 
@@ -125,6 +126,7 @@ def infer(
     target_accept: float | None = None,
     parameterisation=None,
     init: str | None = None,
+    meta_probes: str | None = None,
     vi_config: VIConfig | None = None,
     init_strategy: Callable | None = None,
     progress: bool = True,
@@ -154,6 +156,10 @@ def infer(
     tune it, so no variational fit runs unless ``vi_config`` is given or a fixed-L HMC step-size rule
     other than "window" needs q's scales (then the light ``FAST`` preset). ``init="meta"`` with
     ``method="vip"`` starts VIP from that prediction instead of ``vi_config.vip_starts``.
+    ``meta_probes``: where the network reads its graph's probes (`autoreparam.meta.predict`): by
+    default where it was trained to read them (the shipped network: ``"prior"``, the prior points);
+    ``"fit"`` reads them at a short non-centred fit (4,000 gradients; closer to VIP's lambda on the
+    zoo, measured in META.md).
     """
     model_args, model_kwargs = check_call(model, model_args, model_kwargs, seed)
     compilation_cache.ensure()
@@ -162,6 +168,10 @@ def infer(
         raise ArgumentError(f"parameterisation= is for method='given', not method={method!r}")
     if init not in (None, "meta") or (init == "meta" and method != "vip"):
         raise ArgumentError(f"init= is None or 'meta' (with method='vip'), got init={init!r} with method={method!r}")
+    if meta_probes is not None and "meta" not in (method, init):
+        raise ArgumentError(f"meta_probes= is for method='meta' or init='meta', not method={method!r}")
+    if meta_probes not in (None, *PROBES):
+        raise ArgumentError(f"meta_probes must be one of {', '.join(map(repr, PROBES))}, got {meta_probes!r}")
     leapfrog_grid = check_grid(leapfrog_grid)
     check_config(vi_config, "vi_config")
     if target_accept is not None and not (isinstance(target_accept, (float, int)) and 0.0 < target_accept < 1.0):
@@ -192,7 +202,8 @@ def infer(
         timing.update(outcome.timing)
         gradients = dict(outcome.gradients)
     else:
-        meta = _meta_prediction(model, model_args, model_kwargs, plan, seed) if "meta" in (method, init) else None
+        meta = (_meta_prediction(model, model_args, model_kwargs, plan, seed, meta_probes)
+                if "meta" in (method, init) else None)
         fit_method, starts, no_fit = method, None, False
         if method == "meta":  # the "given" path, in the predicted centring
             fit_method, given = "given", meta.parameterisation(plan)

@@ -23,6 +23,15 @@ def test_meta_samples_in_the_predicted_centring_without_a_fit():
     assert result.samples["theta"].shape == (2, 60, 8) and np.all(np.isfinite(result.samples["theta"]))
 
 
+def test_meta_reads_its_probes_where_asked():
+    result = ar.infer(eight_schools, SIGMA, method="meta", meta_probes="fit", y=Y, **SHORT)
+    at_fit = ar.predict_parameterisation(eight_schools, SIGMA, probes="fit", y=Y)
+    at_prior = ar.predict_parameterisation(eight_schools, SIGMA, y=Y)
+    np.testing.assert_allclose(result.parameterisation["theta"], at_fit["theta"], rtol=1e-6)
+    # The two readings differ on eight schools, so the test sees which one infer used.
+    assert np.max(np.abs(at_fit["theta"] - at_prior["theta"])) > 1e-3
+
+
 def test_vip_starts_from_the_prediction():
     config = ar.VIConfig(num_steps=40, num_samples=8, learning_rates=(0.05,), final_num_samples=64, progress=False)
     result = ar.infer(eight_schools, SIGMA, method="vip", init="meta", kernel="nuts", vi_config=config, y=Y, **SHORT)
@@ -32,6 +41,8 @@ def test_vip_starts_from_the_prediction():
 @pytest.mark.parametrize("options, message", [
     ({"method": "cp", "init": "meta"}, "init="),
     ({"method": "vip", "init": "other"}, "init="),
+    ({"method": "cp", "meta_probes": "fit"}, "meta_probes= is for method='meta' or init='meta'"),
+    ({"method": "meta", "meta_probes": "posterior"}, "meta_probes must be one of 'prior', 'fit'"),
 ])
 def test_init_is_checked(options, message):
     with pytest.raises(ArgumentError, match=message):
