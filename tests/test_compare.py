@@ -1,5 +1,6 @@
 """``compare``: parameterisations side by side, NUTS by default and the paper's HMC comparison on request."""
 
+import numpy as np
 import pytest
 
 from autoreparam.cli import main
@@ -50,6 +51,7 @@ def test_bad_kernel_or_method_is_refused(schools):
     ({"methods": ["cp", "cp"]}, "each once"),
     ({"methods": []}, "at least one method"),
     ({"seed": -1}, "seed must be a non-negative integer"),
+    ({"target_accept": 1.0}, "target_accept must lie in"),
 ])
 def test_compare_checks_its_arguments_before_fitting_anything(schools, arguments, message):
     with pytest.raises(ArgumentError, match=message):
@@ -57,6 +59,15 @@ def test_compare_checks_its_arguments_before_fitting_anything(schools, arguments
 
 
 def test_command_line(capsys):
-    assert main(["compare", "eight_schools", "--quiet", "--chains", "2", "--warmup", "60", "--samples", "60"]) == 0
+    assert main(["compare", "eight_schools", "--quiet", "--chains", "2", "--warmup", "60", "--samples", "60",
+                 "--target-accept", "0.9"]) == 0
     out = capsys.readouterr().out
     assert "NCP-NUTS" in out and "wall time" in out
+
+
+def test_target_accept_reaches_every_sampler(schools):
+    # The realised acceptance follows the target: a sampler that ignored it would sit near 0.8.
+    comparison = compare(schools.model, *schools.args, methods=["ncp", "auto"], num_chains=2, num_warmup=300,
+                         num_samples=200, target_accept=0.97, progress=False, **schools.kwargs)
+    for method, diagnostics in comparison.diagnostics.items():
+        assert np.min(diagnostics.acceptance) > 0.9, method

@@ -56,13 +56,17 @@ def _add_sampler_arguments(parser):
     parser.add_argument("--warmup", type=int, default=1000)
     parser.add_argument("--samples", type=int, default=2000)
     parser.add_argument("--leapfrog", type=_leapfrog, default="oracle", help="L, or 'oracle' (default)")
+    parser.add_argument("--target-accept", type=acceptance, default=None,
+                        help="mean acceptance the step size is tuned to (default 0.8); raise it, e.g. to 0.95, "
+                             "against divergences")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
 @contextlib.contextmanager
 def _reported_not_warned():
-    """Around a run whose summary the command prints: a flagged run's ConvergenceWarning says what the
-    summary's WARNING lines say, so it would print twice, the first time beside a line of our source."""
+    """Around an ``infer`` call whose summary the command prints: a flagged run's ConvergenceWarning
+    says what the summary's WARNING lines say, so it would print twice, the first time beside a line
+    of our source. (``compare`` warns nothing: its report carries every method's warnings.)"""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         yield
@@ -110,12 +114,11 @@ def cmd_compare(args) -> int:
         from autoreparam.vi.protocol import PAPER
 
         options["vi_config"] = PAPER
-    with _reported_not_warned():
-        comparison = compare(
-            problem.model, *problem.args, kernel=args.kernel, num_chains=args.chains, num_warmup=args.warmup,
-            num_samples=args.samples, seed=args.seed, sites=args.sites, num_leapfrog=args.leapfrog,
-            progress=not args.quiet, **options, **problem.kwargs,
-        )
+    comparison = compare(
+        problem.model, *problem.args, kernel=args.kernel, num_chains=args.chains, num_warmup=args.warmup,
+        num_samples=args.samples, seed=args.seed, sites=args.sites, num_leapfrog=args.leapfrog,
+        progress=not args.quiet, target_accept=args.target_accept, **options, **problem.kwargs,
+    )
     print(f"{problem.name}: {problem.description}")
     how = "NUTS" if args.kernel == "nuts" else "fixed-L HMC, L by oracle on pilot runs"
     print(f"{args.chains} chains x {args.samples} draws after {args.warmup} warm-up steps; {how}\n")
@@ -249,9 +252,6 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--method", default="auto", choices=["auto", "cp", "ncp", "vip", "ihmc", "given", "meta"])
     run.add_argument("--lam", type=float, default=None, help="lambda in [0, 1] for every element (method 'given')")
     run.add_argument("--kernel", default=None, choices=["hmc", "nuts"])
-    run.add_argument("--target-accept", type=acceptance, default=None,
-                     help="mean acceptance the step size is tuned to (default 0.8); raise it, e.g. to 0.95, "
-                          "against divergences")
     run.add_argument("--meta-probes", default=None, choices=["prior", "fit"],
                      help="--method meta: read the graph's probes at the prior points or at a short fit "
                           "(default: where the network was trained to read them)")

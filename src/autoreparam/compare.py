@@ -30,7 +30,7 @@ from autoreparam.reparam.selection import select_sites
 from autoreparam.reparam.sites import analyse_model
 from autoreparam.result import Diagnostics, compute_diagnostics
 from autoreparam.sampling import sample_hmc, sample_nuts
-from autoreparam.validation import check_call, check_counts
+from autoreparam.validation import check_call, check_counts, check_target_accept
 from autoreparam.vi.protocol import FAST, VIConfig, check_config
 from autoreparam.vi.vip import VIPResult, run_vip
 
@@ -97,6 +97,7 @@ def compare(
     leapfrog_grid: Sequence[int] = PAPER_L_GRID,
     step_size_rule: str = "window",
     oracle_metric: str = "pooled",
+    target_accept: float | None = None,
     vi_config: VIConfig | None = None,
     progress: bool = True,
     **model_kwargs,
@@ -104,7 +105,8 @@ def compare(
     """Every method of ``methods`` (default: ``METHODS[kernel]``) on one model, side by side.
 
     HMC defaults as ``infer``'s (windowed adaptation, L scored by pooled ESS with R-hat checked);
-    ``step_size_rule="sign", oracle_metric="paper"`` is the paper's protocol.
+    ``step_size_rule="sign", oracle_metric="paper"`` is the paper's protocol. ``target_accept``: as
+    ``infer``'s, for every method (0.8 by default; 0.95 against divergences).
     """
     if kernel not in METHODS:
         raise ArgumentError(f"unknown kernel '{kernel}' for compare; choose from {', '.join(METHODS)}")
@@ -119,6 +121,7 @@ def compare(
         raise ArgumentError(f"methods must name at least one method, each once; got {list(methods)}")
     # infer's checks of the counts, the seed and the model, before anything is fitted or compiled
     check_counts(num_chains, num_warmup, num_samples, num_leapfrog)
+    check_target_accept(target_accept)
     check_config(vi_config, "vi_config")
     model_args, model_kwargs = check_call(model, model_args, model_kwargs, seed)
     seconds = {}
@@ -130,8 +133,9 @@ def compare(
     vi_config = dataclasses.replace(vi_config or (FAST if kernel == "nuts" else VIConfig()), progress=progress)
     vip = run_vip(coords, init, vi_config, discrete=False, seed=seed)
     seconds["variational"] = time.perf_counter() - start
-    hmc_config = HMCConfig(num_warmup=num_warmup, num_samples=num_samples, step_size_rule=step_size_rule)
-    nuts_config = NUTSConfig(num_warmup=num_warmup, num_samples=num_samples)
+    hmc_config = HMCConfig(num_warmup=num_warmup, num_samples=num_samples, step_size_rule=step_size_rule,
+                           target_accept=target_accept)
+    nuts_config = NUTSConfig(num_warmup=num_warmup, num_samples=num_samples, target_accept=target_accept or 0.8)
     diagnostics, decisions = {}, {}
     for method in methods:
         start = time.perf_counter()

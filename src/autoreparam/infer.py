@@ -29,7 +29,7 @@ from autoreparam.reparam.sites import analyse_model
 from autoreparam.progress import SamplingProgress
 from autoreparam.result import InferenceResult, compute_diagnostics
 from autoreparam.sampling import ORACLE_METRICS, sample_hmc, sample_nuts
-from autoreparam.validation import check_call, check_counts, warn_if_unrolled
+from autoreparam.validation import check_call, check_counts, check_target_accept, warn_if_unrolled
 from autoreparam.vi.fits import fit_parameterisations, require_finite
 from autoreparam.vi.protocol import FAST, VIConfig, check_config
 from autoreparam.vi.vip import run_vip
@@ -174,8 +174,7 @@ def infer(
         raise ArgumentError(f"meta_probes must be one of {', '.join(map(repr, PROBES))}, got {meta_probes!r}")
     leapfrog_grid = check_grid(leapfrog_grid)
     check_config(vi_config, "vi_config")
-    if target_accept is not None and not (isinstance(target_accept, (float, int)) and 0.0 < target_accept < 1.0):
-        raise ArgumentError(f"target_accept must lie in (0, 1), got {target_accept!r}")
+    check_target_accept(target_accept)
     nuts_config = NUTSConfig(num_warmup=num_warmup, num_samples=num_samples, target_accept=target_accept or 0.8)
     if oracle_metric not in ORACLE_METRICS:
         raise ArgumentError(f"oracle_metric must be one of {', '.join(ORACLE_METRICS)}, got {oracle_metric!r}")

@@ -54,6 +54,12 @@ def check_counts(num_chains, num_warmup, num_samples, num_leapfrog) -> None:
         raise ArgumentError(f"num_leapfrog must be a positive integer or 'oracle', got {num_leapfrog!r}")
 
 
+def check_target_accept(target_accept) -> None:
+    """None (the default, 0.8) or a number strictly between 0 and 1."""
+    if target_accept is not None and not (isinstance(target_accept, (float, int)) and 0.0 < target_accept < 1.0):
+        raise ArgumentError(f"target_accept must lie in (0, 1), got {target_accept!r}")
+
+
 def warn_if_unrolled(site_names, stacklevel: int = 3) -> None:
     """Warn, before anything compiles, that a model with very many latent sites will compile slowly."""
     if len(site_names) <= MANY_SITES:
