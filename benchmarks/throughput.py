@@ -10,7 +10,8 @@ per second of run time (compilation apart). Each at 1 and at 16 chains. Vectoris
 chain wait for the longest trajectory of each transition; ``--devices N`` (a fresh process with N
 host devices, ``xla_force_host_platform_device_count``) spreads the chains over devices instead,
 which the samplers do unchanged (``mcmc/sharding.py``). The sampling progress bar is host-side
-between segments; it is measured on and off for NUTS. Writes JSON.
+between segments; "nuts_with_progress" times only the segments, so it leaves the bar's own host time
+out (``benchmarks/progress_cost.py`` times whole runs with and without it). Writes JSON.
 """
 
 from __future__ import annotations
