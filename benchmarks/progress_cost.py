@@ -32,12 +32,10 @@ os.environ.setdefault("AUTOREPARAM_COMPILATION_CACHE", "0")
 import numpy as np  # noqa: E402
 
 from autoreparam import progress as progress_module  # noqa: E402
-from autoreparam.coordinates import Coordinates  # noqa: E402
-from autoreparam.initial import initial_values  # noqa: E402
 from autoreparam.mcmc.config import NUTSConfig  # noqa: E402
 from autoreparam.mcmc.nuts import NUTSSampler  # noqa: E402
-from autoreparam.models import load  # noqa: E402
-from autoreparam.reparam import Parameterisation, analyse_model, select_sites  # noqa: E402
+from autoreparam.reparam import Parameterisation  # noqa: E402
+from throughput import setup  # noqa: E402  (benchmarks/ is on the path of a script run from it)
 
 VARIANTS = ("none", "plain", "tqdm")
 
@@ -61,11 +59,7 @@ def _bar(variant: str, total: int):
 
 
 def measure(name: str, chains: int, repeats: int, warmup: int, samples: int) -> dict:
-    problem = load(name)
-    structure = analyse_model(problem.model, *problem.args, **problem.kwargs)
-    coords = Coordinates(problem.model, problem.args, problem.kwargs, select_sites(structure, "default"))
-    _, free = initial_values(problem.model, problem.args, problem.kwargs, structure.names, unconstrained=True)
-    centre = np.asarray(coords.ravel(free), dtype=np.float32)
+    coords, centre = setup(name)
     x = (centre + 0.1 * np.random.default_rng(0).standard_normal((chains, centre.size))).astype(np.float32)
     param = Parameterisation.centred(coords.plan)
     sampler = NUTSSampler(coords, NUTSConfig(num_warmup=warmup, num_samples=samples))
