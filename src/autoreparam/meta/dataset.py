@@ -38,13 +38,17 @@ class Item:
 
 def _targets(label: dict, graph: ModelGraph) -> np.ndarray:
     """VIP's lambda per element row, or the closed-form optimum where the program records one
-    (``params["optimal_lambda"]``, `synthetic.py`); NaN for elements no site plan rewrites."""
+    (``params["optimal_lambda"]``, `synthetic.py`: one tied value, or one per element); NaN for
+    elements no site plan rewrites."""
     target = np.full(graph.num_elements, np.nan, dtype=np.float32)
     optimum = label.get("params", {}).get("optimal_lambda")
     for name in label.get("sites", {}):
         rows = graph.element_rows(name)
         rows = rows[np.argsort(graph.element_index[rows], kind="stable")]
         if optimum is not None:
+            if np.size(optimum) not in (1, rows.size):
+                raise DataError(f"label {label.get('id')}: optimal_lambda has {np.size(optimum)} values, and site "
+                                f"{name} has {rows.size} elements; regenerate the synthetic set and its labels")
             target[rows] = optimum
         elif name in label.get("vip_lambda", {}):
             target[rows] = np.asarray(label["vip_lambda"][name], dtype=np.float32).ravel()

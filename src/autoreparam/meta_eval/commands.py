@@ -45,7 +45,7 @@ def cmd_train(args) -> int:
 def cmd_synthetic(args) -> int:
     from autoreparam.meta.synthetic import write_synthetic
 
-    print(write_synthetic(args.out, args.n, args.seed))
+    print(write_synthetic(args.out, args.n, args.seed, args.layout))
     return 0
 
 
@@ -121,6 +121,9 @@ def add_meta_commands(sub) -> None:
     synthetic.add_argument("--out", required=True)
     synthetic.add_argument("--n", type=int, default=200)
     synthetic.add_argument("--seed", type=int, default=1)
+    synthetic.add_argument("--layout", default="balanced", choices=["balanced", "indexed"],
+                           help="balanced: y[j, n] per group; indexed: flat y[n] reaching mu[group[n]], groups of "
+                                "unequal sizes (as real data arrive)")
     synthetic.set_defaults(func=cmd_synthetic)
 
     proto = commands.add_parser("prototype", help="train paper 003's prototype network (the baseline) on funnels")
