@@ -787,3 +787,12 @@ def test_a_flagged_run_on_the_command_line_warns_once_in_its_summary(capsys):
                          "--warmup", "20", "--samples", "20", "--quiet"]) == 0
     assert "WARNING:" in capsys.readouterr().out
     assert not [w for w in caught if issubclass(w.category, ar.ConvergenceWarning)]
+
+
+def test_the_documented_warning_and_errors_are_importable_from_the_package():
+    # README tells users to filter `autoreparam.ConvergenceWarning`; it was documented but not exported.
+    from autoreparam import errors
+
+    assert all(hasattr(ar, name) for name in ar.__all__)
+    assert ar.ConvergenceWarning is errors.ConvergenceWarning
+    assert issubclass(ar.SiteError, ar.ModelError) and issubclass(ar.ArgumentError, ar.AutoreparamError)

@@ -3,6 +3,7 @@
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import jax.numpy as jnp
 import numpy as np
@@ -120,6 +121,31 @@ def test_a_second_infer_call_compiles_nothing():
                           method=method, vi_config=TINY_VI if method == "ncp" else None, num_leapfrog=2, **settings)
         assert PROGRAMS.num_compilations == before, method
         assert second.timing["compile"] == 0.0
+
+
+@pytest.mark.parametrize("method", ["cp", "ncp", "vip", "ihmc", "auto", "meta", "given"])
+def test_the_same_model_on_data_of_another_size_in_one_process(method):
+    # Compiled programs are kept per model and data; one kept for 8 schools once served 12 schools
+    # and failed inside JAX ("Sum of sizes 10 must be equal to dimension 1 ...").
+    options = dict(method=method, num_chains=2, num_warmup=60, num_samples=30, num_leapfrog=2, vi_config=TINY_VI,
+                   progress=False)
+    if method in ("auto", "meta"):
+        options.pop("vi_config")
+    if method == "given":
+        options["parameterisation"] = 0.3
+    for schools in (8, 12, 8):
+        sigma, y = np.full(schools, 10.0), np.linspace(-5.0, 5.0, schools)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ar.ConvergenceWarning)
+            result = ar.infer(eight_schools, sigma, y=y, **options)
+        assert result.samples["theta"].shape == (2, 30, schools)
+
+
+def test_fit_probes_on_data_of_another_size_in_one_process():
+    for schools in (8, 12):
+        lam = ar.predict_parameterisation(eight_schools, np.full(schools, 10.0), probes="fit",
+                                          y=np.linspace(-5.0, 5.0, schools))
+        assert lam["theta"].shape == (schools,)
 
 
 def test_oracle_runs_the_grid_and_keeps_the_best():

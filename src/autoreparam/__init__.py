@@ -7,6 +7,16 @@ Importing this package touches neither the file system nor the network.
 """
 
 from autoreparam.coordinates import Coordinates
+from autoreparam.errors import (
+    ArgumentError,
+    AutoreparamError,
+    CompilationWarning,
+    ConvergenceWarning,
+    DataError,
+    ModelError,
+    SiteError,
+    UnsupportedError,
+)
 from autoreparam.infer import infer
 from autoreparam.meta.predict import predict_parameterisation
 from autoreparam.reparam import (
@@ -25,7 +35,15 @@ from autoreparam.vi.vip import fit_vip
 __version__ = "0.1.0"
 
 __all__ = [
+    "ArgumentError",
+    "AutoreparamError",
+    "CompilationWarning",
+    "ConvergenceWarning",
     "Coordinates",
+    "DataError",
+    "ModelError",
+    "SiteError",
+    "UnsupportedError",
     "Parameterisation",
     "VIConfig",
     "analyse_model",

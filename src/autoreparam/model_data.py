@@ -67,11 +67,19 @@ class ModelData:
 
     @property
     def key(self) -> tuple:
-        """The arguments' structure and non-array values: equal keys and equal array shapes mean that
-        a program traced on one set of arguments computes the right thing on the other."""
+        """The arguments' structure, non-array values and array shapes and dtypes: equal keys mean
+        that a program traced on one set of arguments computes the right thing on the other.
+
+        The shapes belong here, not only in a compiled executable's signature: the caches keyed on it
+        keep a jitted function whose closure (the coordinates' flat layout, the sites' shapes) was
+        built for the first data. Without them, the same model called on data of another size (8
+        schools, then 12) retraced that closure on the new data and failed inside JAX ("Sum of
+        sizes 10 must be equal to dimension 1 of the operand shape [256, 14]").
+        """
         static = tuple(("array", id(x)) if i in self.closed else _hashable(x)
                        for i, x in enumerate(self.leaves) if i not in self.dynamic)
-        return (self.treedef, static)
+        shapes = tuple((tuple(np.shape(self.leaves[i])), str(np.result_type(self.leaves[i]))) for i in self.dynamic)
+        return (self.treedef, static, shapes)
 
 
 def _runs_on_traced_data(model, data: ModelData) -> bool:
