@@ -78,7 +78,7 @@ class ModelData:
         """
         static = tuple(("array", id(x)) if i in self.closed else _hashable(x)
                        for i, x in enumerate(self.leaves) if i not in self.dynamic)
-        shapes = tuple((tuple(np.shape(self.leaves[i])), str(np.result_type(self.leaves[i]))) for i in self.dynamic)
+        shapes = tuple((tuple(np.shape(self.leaves[i])), str(self.leaves[i].dtype)) for i in self.dynamic)
         return (self.treedef, static, shapes)
 
 
