@@ -156,10 +156,10 @@ def infer(
     tune it, so no variational fit runs unless ``vi_config`` is given or a fixed-L HMC step-size rule
     other than "window" needs q's scales (then the light ``FAST`` preset). ``init="meta"`` with
     ``method="vip"`` starts VIP from that prediction instead of ``vi_config.vip_starts``.
-    ``meta_probes``: where the network reads its graph's probes (`autoreparam.meta.predict`): by
-    default where it was trained to read them (the shipped network: ``"prior"``, the prior points);
-    ``"fit"`` reads them at a short non-centred fit (4,000 gradients; closer to VIP's lambda on the
-    zoo, measured in META.md).
+    ``meta_probes``: where the graph's probes are read, and so which shipped network reads them
+    (`autoreparam.meta.predict`): ``"prior"`` (the default network, at the prior points) or ``"fit"``
+    (the opt-in network trained at a short non-centred fit's points, 4,000 gradients per call; closer
+    to VIP on most of the zoo under a lighter evaluation: ``meta/weights/MODEL_CARD_fit.md``).
     """
     model_args, model_kwargs = check_call(model, model_args, model_kwargs, seed)
     compilation_cache.ensure()

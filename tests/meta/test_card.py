@@ -9,3 +9,18 @@ def test_the_card_checks_that_members_differ_only_in_the_seed():
     other = same[:2] + [{"config": {"seed": 2, "hidden": 32}}]
     assert "differ, see" in _others_differ(other)
     assert _others_differ(same[:1]) == ""
+
+
+def test_the_fit_networks_card_is_what_its_results_give(tmp_path, monkeypatch):
+    # The committed card of the opt-in network must not disagree with the committed results it reads.
+    from pathlib import Path
+
+    from autoreparam.meta.predict import SHIPPED_FIT, shipped_stem
+    from autoreparam.meta_eval.card import write_fit_model_card
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])  # the card names the results folder from the root
+    stem = shipped_stem(SHIPPED_FIT)
+    written = write_fit_model_card(stem, Path("benchmarks/results/meta_fit_points/indexed_synthetic_set"),
+                                   tmp_path / "card.md")
+    assert written.read_text() == (stem.parent / "MODEL_CARD_fit.md").read_text()
+    assert "| German credit: share of VIP's ELBO gain | 84% (11.3 of 13.4 nat) |" in written.read_text()

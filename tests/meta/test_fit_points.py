@@ -13,7 +13,7 @@ import pytest
 
 from autoreparam.errors import ArgumentError
 from autoreparam.meta.fit_points import fit_points
-from autoreparam.meta.predict import predict
+from autoreparam.meta.predict import SHIPPED_FIT, default_network, predict
 from autoreparam.models import gaussian_section3, gaussian_section3_data
 
 
@@ -38,10 +38,13 @@ def test_the_fit_centre_is_the_posterior_mean_in_section3(q):
 def test_predict_with_fit_probes_reports_the_fit_and_refuses_unknown_probes():
     y, sigma = gaussian_section3_data(1.0, n=10, sigma_mu=1.0)
     kwargs = {"y": y, "sigma": sigma, "sigma_mu": 1.0}
-    prediction = predict(gaussian_section3, probes="fit", **kwargs)
+    shipped = default_network()
+    prediction = predict(gaussian_section3, network=shipped, probes="fit", **kwargs)
     assert set(prediction.seconds) == {"fit", "graph", "network", "total"}
-    # Section 3's curvature is the same at every point: the prediction cannot depend on where it is read.
-    assert prediction.lam["mu"] == pytest.approx(predict(gaussian_section3, **kwargs).lam["mu"], abs=1e-3)
+    # Section 3's curvature is the same at every point: one network's prediction cannot depend on
+    # where it is read.
+    assert prediction.lam["mu"] == pytest.approx(predict(gaussian_section3, network=shipped, **kwargs).lam["mu"],
+                                                 abs=1e-3)
     with pytest.raises(ArgumentError, match="probes must be one of 'prior', 'fit', got 'posterior'"):
         predict(gaussian_section3, probes="posterior", **kwargs)
 
@@ -69,6 +72,15 @@ def test_new_data_of_the_same_shapes_reuses_the_fit_program_and_is_read():
     shifted, _ = fit_points(gaussian_section3, (), {"y": np.asarray(y) + 5.0, "sigma": sigma, "sigma_mu": 1.0})
     assert len(module._FIT_PROGRAMS) == programs  # the data are arguments, not constants of the program
     assert shifted["mu"][0] > first["mu"][0] + 3.0  # ... and they are the new data
+
+
+def test_fit_probes_without_a_network_use_the_shipped_network_trained_there():
+    y, sigma = gaussian_section3_data(1.0, n=10, sigma_mu=1.0)
+    kwargs = {"y": y, "sigma": sigma, "sigma_mu": 1.0}
+    trained_at_fit = default_network(SHIPPED_FIT)
+    assert trained_at_fit.probes == "fit" and default_network().probes == "prior"
+    assert predict(gaussian_section3, probes="fit", **kwargs).lam["mu"] == pytest.approx(
+        predict(gaussian_section3, network=trained_at_fit, **kwargs).lam["mu"], abs=1e-6)
 
 
 def test_predict_parameterisation_takes_the_probes():

@@ -32,6 +32,8 @@ from autoreparam.validation import check_call
 
 Network = MetaGNN | MetaEnsemble  # an ensemble is called like one network
 SHIPPED = "meta_gnn"  # stem of the shipped weights in autoreparam/meta/weights/
+# The opt-in network trained on graphs probed at a short fit (MODEL_CARD_fit.md): used for probes="fit".
+SHIPPED_FIT = "meta_gnn_fit"
 
 
 def shipped_stem(name: str = SHIPPED) -> Path:
@@ -137,15 +139,18 @@ def predict(model: Callable, *args, network: Network | None = None, seed: int = 
     ``probes`` says where the graph's probes are read; by default where ``network`` was trained to
     read them (``network.probes``). ``"prior"``: at the prior points, fitting nothing. ``"fit"``: at
     the mean and +-1 sd of a short non-centred mean-field fit (`autoreparam.meta.fit_points`, 4,000
-    gradients), which ``seconds`` reports as ``fit``. Reading a network at points it was not trained
-    on is allowed for measurement (`benchmarks/meta_fit_points.py`).
+    gradients), which ``seconds`` reports as ``fit``. Without ``network``, the shipped network
+    trained at those points: the default one (``meta_gnn``, prior points) or, for ``probes="fit"``,
+    ``meta_gnn_fit`` (its model card: ``meta/weights/MODEL_CARD_fit.md``). Reading a network at
+    points it was not trained on is allowed for measurement (`benchmarks/meta_fit_points.py`).
     Like ``infer``, it switches on the persistent compilation cache (`autoreparam.compilation_cache`),
     so that a new process reuses the compiled probe and network programs of an earlier one.
     """
-    network = default_network() if network is None else network
-    probes = network.probes if probes is None else probes
-    if probes not in PROBES:
+    if probes not in (None, *PROBES):
         raise ArgumentError(f"probes must be one of {', '.join(map(repr, PROBES))}, got {probes!r}")
+    if network is None:
+        network = default_network(SHIPPED_FIT if probes == "fit" else SHIPPED)
+    probes = network.probes if probes is None else probes
     args, kwargs = check_call(model, args, kwargs, seed)
     compilation_cache.ensure()
     seconds = {}
@@ -169,6 +174,7 @@ def predict_parameterisation(model: Callable, *args, network: Network | None = N
     the model's graph (`autoreparam.graph.model_graph`) and predicts lambda with no per-model
     optimisation; see docs/meta.md for its accuracy and its cost (the graph's probes dominate).
     ``ar.infer(model, ..., method="meta")`` samples in this parameterisation. ``probes="fit"`` reads
-    the graph's probes at a short non-centred fit instead of the prior points (`predict`).
+    the graph's probes at a short non-centred fit instead of the prior points, with the shipped
+    network trained there (`predict`).
     """
     return predict(model, *args, network=network, seed=seed, probes=probes, **kwargs).lam

@@ -20,19 +20,19 @@ def _others_differ(members: list[dict]) -> str:
             else "; the others' configurations differ, see the JSON card")
 
 
-def write_model_card(stem, results_dir, out) -> Path:
-    stem = Path(stem)
+def _network_lines(stem: Path, title: str, loaded_by: str) -> list[str]:
+    """The card's title, files, architecture and training sections, from the weights' JSON card."""
     card = json.loads(stem.with_suffix(".json").read_text())
     record, arch = card["record"], card["architecture"]
     members = record.get("members") or [{"seed": record.get("seed"), "config": record.get("config", {}),
                                          "seconds": record.get("seconds", {})}]
     manifest = record.get("corpus_manifest") or {}
-    mark = {True: "met", False: "missed", None: "not measured"}
-    results = Results.load(results_dir)
     lines = [
-        "# Model card: the shipped meta-learned parameterisation network", "",
+        f"# Model card: {title}", "",
         f"Files: `{stem.name}.eqx` (Equinox leaf serialisation, NumPy arrays, no pickle) and `{stem.name}.json` "
-        "(architecture, feature columns, training record). Loaded by `autoreparam.meta.predict.default_network`.", "",
+        f"(architecture, feature columns, training record). Loaded by {loaded_by}. Its graphs' probes are read "
+        f"at {'a short non-centred fit (`meta/fit_points.py`)' if arch.get('probes') == 'fit' else 'the prior points'}"
+        ", in training and in use.", "",
         "## What it is", "",
         f"A typed message-passing network (docs/meta.md): hidden size {arch['hidden']}, {arch['num_steps']} rounds "
         f"with shared weights, {arch['form']} lambda per latent element; "
@@ -53,6 +53,21 @@ def write_model_card(stem, results_dir, out) -> Path:
         lines.append(f"- Seed {member.get('seed')}: warm start {seconds.get('regression', 0):.0f} s, compiling the "
                      f"ELBO objectives {seconds.get('objective_compile', 0):.0f} s, ELBO phase "
                      f"{seconds.get('elbo', 0):.0f} s, on {record.get('machine')}.")
+    return lines
+
+
+_LIMITS = ["", "## Limits", "",
+           "Trained on programs of the corpus's families (normal hierarchies, funnels, hierarchical GLMs, "
+           "sparse regressions, random walks and AR(1)) and known-scale Gaussian hierarchies; "
+           "META.md says where it falls short of per-model VIP."]
+
+
+def write_model_card(stem, results_dir, out) -> Path:
+    stem = Path(stem)
+    mark = {True: "met", False: "missed", None: "not measured"}
+    results = Results.load(results_dir)
+    lines = _network_lines(stem, "the shipped meta-learned parameterisation network",
+                           "`autoreparam.meta.predict.default_network`")
     lines += [
         "",
         "## Evaluation (META.md has every table)", "",
@@ -61,8 +76,50 @@ def write_model_card(stem, results_dir, out) -> Path:
         "| target | measured | |", "| --- | --- | --- |",
     ]
     lines += [f"| {t['target']} | {t['measured']} | {mark[t['met']]} |" for t in targets(results)]
-    lines += ["", "## Limits", "",
-              "Trained on programs of the corpus's families (normal hierarchies, funnels, hierarchical GLMs, "
-              "sparse regressions, random walks and AR(1)) and known-scale Gaussian hierarchies; "
-              "META.md says where it falls short of per-model VIP."]
-    return write_text(out, "\n".join(lines) + "\n")
+    return write_text(out, "\n".join(lines + _LIMITS) + "\n")
+
+
+def _gain_share(model: dict, label: str) -> str:
+    """``label``'s ELBO gain over the best fixed centring as a share of VIP's (German credit's target)."""
+    vip, mine = model["regret"]["vip"], model["regret"][label]
+    return f"{100 * mine / vip:.0f}% ({mine:.1f} of {vip:.1f} nat)" if vip > 0 else "VIP gains nothing"
+
+
+def write_fit_model_card(stem, results_dir, out) -> Path:
+    """The card of the network trained on fit-probed graphs, with the lighter evaluation it has had
+    (`benchmarks/meta_fit_points.py`: every centring's ELBO fitted by the labels' VI protocol, no
+    NUTS), beside the default network's numbers from the same run."""
+    stem, results_dir = Path(stem), Path(results_dir)
+    summary = json.loads((results_dir / "summary.json").read_text())["summary"]
+    german = json.loads((results_dir / "german_credit.json").read_text())
+    ours, shipped = "retrained_fit", "meta_prior"
+    zoo, program, funnel = summary["zoo"], summary["program"], summary["funnel"]
+
+    def pair(group: dict, key: str, fmt: str = "{:.3f}") -> tuple[str, str]:
+        return fmt.format(group[key][ours]), fmt.format(group[key][shipped])
+
+    rows = [
+        ("Section 3: mean abs(lambda - lambda*)", *pair(summary, "section3_abs_error")),
+        (f"zoo ({zoo['models']} models): mean abs(lambda - VIP's)", *pair(zoo, "mean_abs_error_to_vip")),
+        ("zoo: models below the best fixed ELBO - 0.5 nat", ", ".join(zoo["below_half_nat"][ours]) or "none",
+         ", ".join(zoo["below_half_nat"][shipped]) or "none"),
+        ("German credit: share of VIP's ELBO gain", _gain_share(german, ours), _gain_share(german, shipped)),
+        (f"held-out programs ({program['models']}): mean abs(lambda - VIP's)", *pair(program, "mean_abs_error_to_vip")),
+        ("held-out programs below the best fixed ELBO - 0.5 nat", ", ".join(program["below_half_nat"][ours]) or "none",
+         ", ".join(program["below_half_nat"][shipped]) or "none"),
+        (f"funnel grid ({funnel['models']} points): mean abs(lambda - VIP's)", *pair(funnel, "mean_abs_error_to_vip")),
+        ("robustness cases finite and in [0, 1] (of 5)", str(summary["robust_cases_finite_in_unit_interval"][ours]),
+         str(summary["robust_cases_finite_in_unit_interval"][shipped])),
+    ]
+    lines = _network_lines(stem, "the meta-learned network read at fit points (opt-in)",
+                           "`predict(..., probes=\"fit\")` and `infer(..., method=\"meta\", meta_probes=\"fit\")`")
+    lines += [
+        "",
+        f"## Evaluation (`{results_dir.as_posix()}`, its README has the commands)", "",
+        "Not META.md's evaluation: every centring's ELBO was fitted by the training labels' VI protocol (1000 "
+        "Adam steps of 32 draws), with no NUTS runs, so META.md's ESS and timing targets are not measured for "
+        "this network. The default network's numbers are from the same run.", "",
+        "| measure | this network | the default network |", "| --- | --- | --- |",
+    ]
+    lines += [f"| {name} | {a} | {b} |" for name, a, b in rows]
+    return write_text(out, "\n".join(lines + _LIMITS) + "\n")

@@ -87,6 +87,15 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_fit_card(args) -> int:
+    from autoreparam.meta.predict import SHIPPED_FIT, shipped_stem
+    from autoreparam.meta_eval.card import write_fit_model_card
+
+    stem = shipped_stem(SHIPPED_FIT)
+    print(write_fit_model_card(stem, args.results, stem.parent / "MODEL_CARD_fit.md"))
+    return 0
+
+
 def add_meta_commands(sub) -> None:
     meta = sub.add_parser("meta", help="the meta-learned parameterisation: labels, train, evaluate, report")
     commands = meta.add_subparsers(dest="meta_command", required=True)
@@ -156,6 +165,11 @@ def add_meta_commands(sub) -> None:
     report.add_argument("--runs", default=None, help="comma-separated training run folders (seeds)")
     report.add_argument("--card", action="store_true", help="also write meta/weights/MODEL_CARD.md")
     report.set_defaults(func=cmd_report)
+
+    fit_card = commands.add_parser("fit-card", help="write meta/weights/MODEL_CARD_fit.md, the card of the opt-in "
+                                   "network read at fit points, from its benchmarks/meta_fit_points.py results")
+    fit_card.add_argument("--results", required=True, help="the folder benchmarks/meta_fit_points.py wrote")
+    fit_card.set_defaults(func=cmd_fit_card)
 
 
 __all__ = ["add_meta_commands"]
