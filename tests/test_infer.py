@@ -141,6 +141,22 @@ def test_the_same_model_on_data_of_another_size_in_one_process(method):
         assert result.samples["theta"].shape == (2, 30, schools)
 
 
+def test_data_changed_in_place_is_read_again_by_a_model_that_needs_concrete_data():
+    # np.unique needs concrete data, so the arrays are kept in the compiled programs. They were keyed
+    # by id(array), which y[:] = ... keeps: the second call sampled the first data's posterior.
+    def model(group, y):
+        mu = numpyro.sample("mu", dist.Normal(0.0, 100.0).expand([len(np.unique(group))]))
+        numpyro.sample("y", dist.Normal(mu[group], 1.0), obs=y)
+
+    group, y = np.array([0, 0, 1, 1]), np.array([1.0, 1.0, 2.0, 2.0])
+    settings = dict(method="cp", kernel="nuts", num_chains=2, num_warmup=200, num_samples=200, progress=False)
+    first = ar.infer(model, group, y, **settings)
+    y[:] = [100.0, 100.0, 200.0, 200.0]
+    second = ar.infer(model, group, y, **settings)
+    assert abs(np.mean(first.samples["mu"][..., 0]) - 1.0) < 2.0
+    assert abs(np.mean(second.samples["mu"][..., 0]) - 100.0) < 2.0
+
+
 def test_fit_probes_on_data_of_another_size_in_one_process():
     for schools in (8, 12):
         lam = ar.predict_parameterisation(eight_schools, np.full(schools, 10.0), probes="fit",

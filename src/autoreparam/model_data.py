@@ -6,12 +6,13 @@ arguments' structure become part of the program's key (``mcmc.programs``).
 
 Some models compute with their data in NumPy (``np.repeat(groups, counts)``, ``np.unique(county)``):
 such a model cannot run on traced data. ``ModelData.for_model`` finds out with one abstract trace
-and then keeps the arrays in the program (closed over, keyed by identity): correct, and reused for
-the same arrays (a new seed), though new data then compile anew.
+and then keeps copies of the arrays in the program (closed over, keyed by their content): correct,
+and reused for the same data (a new seed), though new data then compile anew.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import jax
@@ -51,7 +52,9 @@ class ModelData:
         data = cls.of(model_args, model_kwargs)
         if not data.dynamic or _runs_on_traced_data(model, data):
             return data
-        return cls(data.treedef, data.leaves, (), data.dynamic)
+        # Copies: a program keeps these arrays, so the caller's later in-place change must not reach it.
+        leaves = tuple(np.array(x, copy=True) if i in data.dynamic else x for i, x in enumerate(data.leaves))
+        return cls(data.treedef, leaves, (), data.dynamic)
 
     @property
     def arrays(self) -> tuple:
@@ -76,10 +79,17 @@ class ModelData:
         schools, then 12) retraced that closure on the new data and failed inside JAX ("Sum of
         sizes 10 must be equal to dimension 1 of the operand shape [256, 14]").
         """
-        static = tuple(("array", id(x)) if i in self.closed else _hashable(x)
+        static = tuple(_content(x) if i in self.closed else _hashable(x)
                        for i, x in enumerate(self.leaves) if i not in self.dynamic)
         shapes = tuple((tuple(np.shape(self.leaves[i])), str(self.leaves[i].dtype)) for i in self.dynamic)
         return (self.treedef, static, shapes)
+
+
+def _content(x) -> tuple:
+    """An array kept in the program, by value: keyed by ``id`` it was the same after ``y[:] = new``, and
+    every cache handed back the program compiled on the old values, without an error."""
+    x = np.ascontiguousarray(x)
+    return ("array", x.shape, str(x.dtype), hashlib.blake2b(x.tobytes(), digest_size=16).hexdigest())
 
 
 def _runs_on_traced_data(model, data: ModelData) -> bool:
