@@ -41,11 +41,20 @@ def _infer(**options):
         (dict(num_samples=2.5), "num_samples must be a positive integer"),
         (dict(num_leapfrog=0), "num_leapfrog must be a positive integer"),
         (dict(method="cp", leapfrog_grid=(1, -2)), "leapfrog grid"),
+        (dict(target_accept=True), "target_accept must be a number in \\(0, 1\\), got bool"),
+        (dict(target_accept=1.5), "target_accept must lie in"),
     ],
 )
 def test_bad_arguments_are_named(options, message):
     with pytest.raises(ArgumentError, match=message):
         _infer(**options)
+
+
+def test_target_accept_takes_any_real_number_type():
+    from autoreparam.validation import check_target_accept
+
+    for value in (0.9, np.float32(0.9), np.float64(0.9)):
+        check_target_accept(value)  # a NumPy float32 was refused as "not in (0, 1)"
 
 
 def test_nan_data_is_rejected_with_the_argument_named():

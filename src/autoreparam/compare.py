@@ -135,7 +135,8 @@ def compare(
     seconds["variational"] = time.perf_counter() - start
     hmc_config = HMCConfig(num_warmup=num_warmup, num_samples=num_samples, step_size_rule=step_size_rule,
                            target_accept=target_accept)
-    nuts_config = NUTSConfig(num_warmup=num_warmup, num_samples=num_samples, target_accept=target_accept or 0.8)
+    nuts_config = NUTSConfig(num_warmup=num_warmup, num_samples=num_samples,
+                             target_accept=0.8 if target_accept is None else float(target_accept))
     diagnostics, decisions = {}, {}
     for method in methods:
         start = time.perf_counter()

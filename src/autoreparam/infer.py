@@ -175,7 +175,8 @@ def infer(
     leapfrog_grid = check_grid(leapfrog_grid)
     check_config(vi_config, "vi_config")
     check_target_accept(target_accept)
-    nuts_config = NUTSConfig(num_warmup=num_warmup, num_samples=num_samples, target_accept=target_accept or 0.8)
+    nuts_config = NUTSConfig(num_warmup=num_warmup, num_samples=num_samples,
+                             target_accept=0.8 if target_accept is None else float(target_accept))
     if oracle_metric not in ORACLE_METRICS:
         raise ArgumentError(f"oracle_metric must be one of {', '.join(ORACLE_METRICS)}, got {oracle_metric!r}")
     started = time.perf_counter()

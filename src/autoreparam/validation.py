@@ -8,6 +8,8 @@ choice of initial values call them.
 
 from __future__ import annotations
 
+import numbers
+
 import re
 import traceback
 import warnings
@@ -56,7 +58,12 @@ def check_counts(num_chains, num_warmup, num_samples, num_leapfrog) -> None:
 
 def check_target_accept(target_accept) -> None:
     """None (the default, 0.8) or a number strictly between 0 and 1."""
-    if target_accept is not None and not (isinstance(target_accept, (float, int)) and 0.0 < target_accept < 1.0):
+    if target_accept is None:
+        return
+    if not isinstance(target_accept, numbers.Real) or isinstance(target_accept, bool):
+        raise ArgumentError(f"target_accept must be a number in (0, 1), got {type(target_accept).__name__} "
+                            f"{target_accept!r}")
+    if not 0.0 < float(target_accept) < 1.0:
         raise ArgumentError(f"target_accept must lie in (0, 1), got {target_accept!r}")
 
 
