@@ -29,7 +29,19 @@ import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-from autoreparam.cli_types import count, natural
+from autoreparam.cli_types import acceptance, count, natural
+
+
+def _settings(args):
+    """The runs' settings, as `autoreparam fuzz` / `sbc` build them from the same options."""
+    from dataclasses import replace
+
+    from autoreparam.reliability.fuzz import MCMC_SETTINGS
+    from autoreparam.reliability.methods import RunSettings
+
+    if args.command == "fuzz":
+        return replace(MCMC_SETTINGS, target_accept=args.target_accept)
+    return RunSettings(args.chains, args.warmup, args.samples, args.vi, args.target_accept)
 
 
 def _fuzz_tasks(args):
@@ -37,8 +49,8 @@ def _fuzz_tasks(args):
 
     from autoreparam.reliability.cli import _prior_cells
 
-    tasks = plan_fuzz(args.n, args.seed, args.mcmc_n, args.chunk, methods=_prior_cells(args.mcmc_methods),
-                      invariance=not args.no_invariance)
+    tasks = plan_fuzz(args.n, args.seed, args.mcmc_n, args.chunk, _settings(args),
+                      methods=_prior_cells(args.mcmc_methods), invariance=not args.no_invariance)
     if args.skip_programs:
         # Another machine takes the first sampled programs: start this one further along the same list.
         skipped = sorted({t["program"] for t in tasks if "program" in t})[:args.skip_programs]
@@ -48,11 +60,10 @@ def _fuzz_tasks(args):
 
 
 def _sbc_tasks(args):
-    from autoreparam.reliability.methods import RunSettings
     from autoreparam.reliability.sbc import plan_tasks, run_replication
 
-    settings = RunSettings(args.chains, args.warmup, args.samples, args.vi)
-    return plan_tasks(args.replications, settings=settings, control_replications=args.control_replications), run_replication
+    return (plan_tasks(args.replications, settings=_settings(args), control_replications=args.control_replications),
+            run_replication)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -77,6 +88,8 @@ def _parser() -> argparse.ArgumentParser:
     sbc.add_argument("--samples", type=int, default=500)
     sbc.add_argument("--vi", default="fast", choices=["fast", "paper"])
     for p in (fuzz, sbc):
+        p.add_argument("--target-accept", type=acceptance, default=None,
+                       help="as `autoreparam fuzz/sbc --target-accept`; a store keeps one setting")
         p.add_argument("--workers", type=count, default=os.cpu_count())
         p.add_argument("--deadline-minutes", type=float, default=None)
     return parser
@@ -97,8 +110,10 @@ def main(argv=None) -> int:
 
     from autoreparam.benchmark.store import ResultStore
     from autoreparam.reliability.cli import record_command
+    from autoreparam.reliability.methods import refuse_mixed_settings
 
     store = ResultStore(args.out)
+    refuse_mixed_settings(store, _settings(args))  # as the commands do: one store, one setting
     store.root.mkdir(parents=True, exist_ok=True)
     record_command(store.root, argv[1:], program=f"python benchmarks/process_pool.py {args.command}")
     tasks, run_task = (_fuzz_tasks if args.command == "fuzz" else _sbc_tasks)(args)
@@ -137,4 +152,10 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from autoreparam.errors import AutoreparamError
+
+    try:
+        raise SystemExit(main())
+    except AutoreparamError as error:  # a refused store or bad option: one line, as the commands print it
+        print(f"process_pool: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None

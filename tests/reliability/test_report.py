@@ -54,6 +54,14 @@ def test_report_of_fuzzing_alone_into_a_new_folder_and_of_nothing(tmp_path):
         {"status": "ok", "program": 0, "family": "funnel", "failed": [], "max_relative_error": {"identity": 1e-16}}]})
     path = write_reliability_report(tmp_path / "no_sbc", tmp_path / "fuzz", tmp_path / "new" / "report", power_sims=5)
     assert path == tmp_path / "new" / "report" / "RELIABILITY.md" and "| identity | 1 | 1 | 0 |" in path.read_text()
+    # The sampling checks' settings are read from the store's own runs, target acceptance included.
+    assert "4 chains x 500 warm-up + 1000 draws at target acceptance 0.8" in path.read_text()
+    fuzz.save("invariance__0__000001", {"kind": "invariance", "program": 1, "family": "funnel", "status": "ok",
+                                         "failed": False, "trustworthy": True, "pairs": {}, "runs": {},
+                                         "settings": {"num_chains": 4, "num_warmup": 500, "num_samples": 1000,
+                                                      "vi": "fast", "target_accept": 0.95}})
+    path = write_reliability_report(tmp_path / "no_sbc", tmp_path / "fuzz", tmp_path / "new" / "report", power_sims=5)
+    assert "at target acceptance 0.95" in path.read_text()
     with pytest.raises(ArgumentError, match="no results in .*no_sbc or .*no_fuzz"):
         write_reliability_report(tmp_path / "no_sbc", tmp_path / "no_fuzz", tmp_path / "elsewhere")
     assert not (tmp_path / "elsewhere").exists()

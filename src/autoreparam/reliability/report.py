@@ -7,6 +7,7 @@ except the optional ``notes`` file (the investigation of what failed), included 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ import numpy as np
 from autoreparam.benchmark.store import ResultStore, _jsonable
 from autoreparam.errors import ArgumentError
 from autoreparam.reliability.figures import rank_histograms
-from autoreparam.reliability.fuzz import summarise_fuzz
+from autoreparam.reliability.fuzz import MCMC_SETTINGS, summarise_fuzz
 from autoreparam.reliability.methods import CONTROL, RunSettings
 from autoreparam.reliability.models import sbc_models
 from autoreparam.reliability.power import detectable_errors
@@ -211,6 +212,8 @@ def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims:
                             "first, or pass their --out folders as --sbc and --fuzz")
     out.mkdir(parents=True, exist_ok=True)
     settings = sbc_records[0]["settings"] if sbc_records else RunSettings().__dict__
+    # The fuzz store's own settings (one per store: `methods.refuse_mixed_settings`).
+    fuzz_settings = next((r["settings"] for r in fuzz_records if "settings" in r), asdict(MCMC_SETTINGS))
     sbc_lines, sbc_json = sbc_section(sbc_records, out / FIGURES, power_sims) if sbc_records else ([], {})
     fuzz_lines, fuzz_json = fuzz_section(fuzz_records) if fuzz_records else ([], {})
     runtime = {"sbc_wall_seconds": _wall(Path(sbc_dir)), "sbc_run_seconds": sum(r.get("seconds", 0) for r in sbc_records),
@@ -218,9 +221,9 @@ def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims:
     commands = {"sbc": _commands(Path(sbc_dir)), "fuzz": _commands(Path(fuzz_dir))}
     notes_path = Path(notes) if notes else out / NOTES
     text = "\n".join(_document(settings, sbc_lines, sbc_json, fuzz_lines, fuzz_json, runtime, commands,
-                               notes_path.read_text() if notes_path.exists() else "")) + "\n"
+                               notes_path.read_text() if notes_path.exists() else "", fuzz_settings)) + "\n"
     (out / "RELIABILITY.md").write_text(text)
-    summary = {"settings": settings, "alpha": ALPHA, "num_thinned": NUM_THINNED, "sbc": sbc_json, "fuzz": fuzz_json,
+    summary = {"settings": settings, "fuzz_settings": fuzz_settings, "alpha": ALPHA, "num_thinned": NUM_THINNED, "sbc": sbc_json, "fuzz": fuzz_json,
                "runtime": runtime, "commands": commands}
     (out / SUMMARY).parent.mkdir(parents=True, exist_ok=True)
     (out / SUMMARY).write_text(json.dumps(_jsonable(summary), indent=1, sort_keys=True) + "\n")
@@ -279,7 +282,14 @@ def _glance(sbc_json: dict, fuzz_json: dict) -> list[str]:
     return lines
 
 
-def _document(settings, sbc_lines, sbc_json, fuzz_lines, fuzz_json, runtime, commands, notes) -> list[str]:
+def _runs(settings: dict) -> str:
+    """A fuzz store's sampling settings, as the report states them."""
+    return (f"each run {settings['num_chains']} chains x {settings['num_warmup']} warm-up + "
+            f"{settings['num_samples']} draws at target acceptance {settings.get('target_accept') or 0.8}")
+
+
+def _document(settings, sbc_lines, sbc_json, fuzz_lines, fuzz_json, runtime, commands, notes,
+              fuzz_settings) -> list[str]:
     s = settings
     ran = commands["sbc"] + commands["fuzz"]
     head = [
@@ -299,7 +309,8 @@ def _document(settings, sbc_lines, sbc_json, fuzz_lines, fuzz_json, runtime, com
         "Talts et al. (2018): draw (theta, y) from the prior predictive, run the method on y, rank every element of "
         f"theta among {NUM_THINNED} draws thinned evenly from all chains; ranks are uniform if the method is correct. "
         f"Every run: `ar.infer(..., num_chains={s['num_chains']}, num_warmup={s['num_warmup']}, "
-        f"num_samples={s['num_samples']})`, variational protocol `{s['vi']}` (`vi.protocol.FAST`: it seeds the "
+        f"num_samples={s['num_samples']}, target_accept={s.get('target_accept') or 0.8})`, variational protocol "
+        f"`{s['vi']}` (`vi.protocol.FAST`: it seeds the "
         "HMC samplers and, for vip, learns lambda; auto learns its lambda by the Section 3 rule during NUTS's "
         "warm-up), HMC's L by the oracle (the default); `given_0.3` is `infer(method=\"given\", "
         "parameterisation=0.3)`, a fixed partial centring. Per cell, a chi-square test "
@@ -325,7 +336,7 @@ def _document(settings, sbc_lines, sbc_json, fuzz_lines, fuzz_json, runtime, com
              "and variance for latents with constant prior parameters, PIT mean and spread against 4000 forward draws "
              "for all, MCSE z-tests Holm-adjusted per run at 0.001. *invariance*: NUTS in CP, NCP and a random lambda "
              "per element must agree at every element's quartiles (same test). Sampling checks run on the first "
-             "programs with at most 40 latent dimensions. 'silent': a failure the run's own diagnostics did not flag "
+             f"programs with at most 40 latent dimensions, {_runs(fuzz_settings)}. 'silent': a failure the run's own diagnostics did not flag "
              "(for invariance: two runs that disagree and were both trusted by their diagnostics; results "
              "written before ab78106 counted a failure as flagged when any of the three runs was flagged)."]
     body += fuzz_lines
