@@ -12,8 +12,10 @@ For each model and number of chains the program is compiled first; then ``--repe
 the three variants (no bar; plain lines, as off a terminal; tqdm's bar, as on one, drawn to
 /dev/null), each round starting with the next variant, same seed, so every variant draws the same
 chains (checked). Reported: the median seconds of each
-variant, its ratio to no bar, and the spread of the no-bar runs (max / min), which is what
-"measurable" is set against.
+variant, its ratio to no bar, the spread of the no-bar runs (max / min), and the paired
+comparison that decides "measurable": per round, each bar's seconds over the no-bar run's of the
+same round, with the median ratio, how many rounds were slower, and a bootstrap 95% interval of
+that median. ``--summarise FILE`` recomputes these from a written JSON without running anything.
 """
 
 from __future__ import annotations
@@ -58,6 +60,20 @@ def _bar(variant: str, total: int):
             progress_module.interactive, sys.stderr = saved_interactive, saved_stderr
 
 
+def paired(seconds: dict) -> dict:
+    """Per round: each variant's seconds over the no-bar run's of the same round (rounds are aligned)."""
+    rng = np.random.default_rng(0)
+    none = np.asarray(seconds["none"])
+    out = {}
+    for variant in VARIANTS[1:]:
+        ratio = np.asarray(seconds[variant]) / none
+        boot = np.median(rng.choice(ratio, size=(2000, ratio.size)), axis=1)
+        out[variant] = {"median_ratio": float(np.median(ratio)), "rounds_slower": int(np.sum(ratio > 1.0)),
+                        "rounds": int(ratio.size), "ci95": [float(np.quantile(boot, 0.025)),
+                                                            float(np.quantile(boot, 0.975))]}
+    return out
+
+
 def measure(name: str, chains: int, repeats: int, warmup: int, samples: int) -> dict:
     coords, centre = setup(name)
     x = (centre + 0.1 * np.random.default_rng(0).standard_normal((chains, centre.size))).astype(np.float32)
@@ -83,6 +99,7 @@ def measure(name: str, chains: int, repeats: int, warmup: int, samples: int) -> 
         "median_seconds": median,
         "ratio_to_none": {v: median[v] / median["none"] for v in VARIANTS},
         "none_spread_max_over_min": float(max(seconds["none"]) / min(seconds["none"])),
+        "paired": paired(seconds),
     }
 
 
@@ -94,7 +111,15 @@ def main(argv=None) -> int:
     parser.add_argument("--warmup", type=int, default=1000)
     parser.add_argument("--samples", type=int, default=1000)
     parser.add_argument("--out", default="results/progress_cost.json")
+    parser.add_argument("--summarise", default=None, help="recompute the paired comparison of this JSON, in place")
     args = parser.parse_args(argv)
+    if args.summarise:
+        written = json.loads(Path(args.summarise).read_text())
+        for row in written["rows"]:
+            row["paired"] = paired(row["seconds"])
+            print(row["model"], row["chains"], row["paired"])
+        Path(args.summarise).write_text(json.dumps(written, indent=1))
+        return 0
     rows = []
     for name in args.models.split(","):
         for chains in (int(c) for c in args.chains.split(",")):

@@ -86,9 +86,10 @@ class SamplingProgress:
 
     def __call__(self, transitions: int, draws=None) -> None:
         self.done += int(transitions)
-        divergent = int(np.sum(draws[3])) if draws is not None else 0
         if self._bar is not None:
             self._bar.update(int(transitions))
+            # Read only where it is shown: fetching the flags from the device costs host time per segment.
+            divergent = int(np.sum(draws[3])) if draws is not None else 0
             if divergent:
                 self._bar.set_postfix_str(f"{divergent} divergent in the last segment", refresh=False)
         elif self.done >= self._next_line * self.total:

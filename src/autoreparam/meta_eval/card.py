@@ -94,6 +94,13 @@ def write_fit_model_card(stem, results_dir, out) -> Path:
     german = json.loads((results_dir / "german_credit.json").read_text())
     ours, shipped = "retrained_fit", "meta_prior"
     zoo, program, funnel = summary["zoo"], summary["program"], summary["funnel"]
+    radon = [json.loads(path.read_text())["abs_error_to_vip"] for path in sorted(results_dir.glob("radon_*.json"))]
+
+    def radon_range(label: str) -> str:
+        errors = [r[label] for r in radon]
+        return f"{min(errors):.3f} to {max(errors):.3f}"
+
+    closer = sum(r[ours] < r[shipped] for r in radon)
 
     def pair(group: dict, key: str, fmt: str = "{:.3f}") -> tuple[str, str]:
         return fmt.format(group[key][ours]), fmt.format(group[key][shipped])
@@ -104,6 +111,8 @@ def write_fit_model_card(stem, results_dir, out) -> Path:
         ("zoo: models below the best fixed ELBO - 0.5 nat", ", ".join(zoo["below_half_nat"][ours]) or "none",
          ", ".join(zoo["below_half_nat"][shipped]) or "none"),
         ("German credit: share of VIP's ELBO gain", _gain_share(german, ours), _gain_share(german, shipped)),
+        (f"radon ({len(radon)} states): abs(lambda - VIP's), mean per state",
+         f"{radon_range(ours)} (closer on {closer} of {len(radon)})", radon_range(shipped)),
         (f"held-out programs ({program['models']}): mean abs(lambda - VIP's)", *pair(program, "mean_abs_error_to_vip")),
         ("held-out programs below the best fixed ELBO - 0.5 nat", ", ".join(program["below_half_nat"][ours]) or "none",
          ", ".join(program["below_half_nat"][shipped]) or "none"),
