@@ -39,10 +39,10 @@ PROBES = ("prior", "fit")
 def _predictors(network_stems: str | None) -> dict:
     """label -> (network, probes): the shipped network at both points, and retrained ones where given
     (comma-separated stems, labelled ``retrained_<probes>``: one per kind of probe)."""
-    from autoreparam.meta.predict import default_network
+    from autoreparam.meta.predict import SHIPPED_PRIOR, default_network
     from autoreparam.meta.weights import load_network
 
-    shipped = default_network()
+    shipped = default_network(SHIPPED_PRIOR)  # the network trained at prior points, read at both
     out = {f"meta_{probes}": (shipped, probes) for probes in PROBES}
     for stem in (network_stems or "").split(","):
         if stem:

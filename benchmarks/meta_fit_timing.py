@@ -1,8 +1,8 @@
 """Seconds of a prediction with the probes at the prior points and at a short fit, first and repeat call.
 
 For each zoo model, in one process: ``predict(..., probes=p)`` twice for p in ("prior", "fit") with the
-default shipped network, passed explicitly (``probes="fit"`` without a network would load the
-opt-in network trained at fit points and time its loading too); the first call of each includes its compilation (the network's only on the very first
+network trained at prior points (``meta_gnn``), passed explicitly (without a network,
+``predict`` picks the network trained where it reads); the first call of each includes its compilation (the network's only on the very first
 model), the repeat call runs compiled programs (`graph/probes.py`, `meta/fit_points.py` keep them).
 
     python benchmarks/meta_fit_timing.py --out benchmarks/results/meta_fit_points/timing.json
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import jax
 
-from autoreparam.meta.predict import default_network, predict
+from autoreparam.meta.predict import SHIPPED_PRIOR, default_network, predict
 from autoreparam.meta_eval.protocol import ZOO
 from autoreparam.models import load
 
@@ -34,7 +34,7 @@ def main(argv=None) -> int:
         problem = load(name)
         row = {"model": name}
         for probes in ("prior", "fit"):
-            calls = [predict(problem.model, *problem.args, network=default_network(), probes=probes,
+            calls = [predict(problem.model, *problem.args, network=default_network(SHIPPED_PRIOR), probes=probes,
                              **problem.kwargs).seconds for _ in range(2)]
             row[probes] = {"first": calls[0], "repeat": calls[1]}
         rows.append(row)

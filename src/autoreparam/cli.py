@@ -253,8 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--lam", type=float, default=None, help="lambda in [0, 1] for every element (method 'given')")
     run.add_argument("--kernel", default=None, choices=["hmc", "nuts"])
     run.add_argument("--meta-probes", default=None, choices=["prior", "fit"],
-                     help="--method meta: the default network, reading the graph's probes at the prior points, "
-                          "or the opt-in one trained to read them at a short fit (MODEL_CARD_fit.md)")
+                     help="--method meta: the network reading the graph's probes at a short fit (the default, "
+                          "MODEL_CARD_fit.md) or the one reading them at the prior points (MODEL_CARD.md)")
     run.set_defaults(func=cmd_run)
 
     vip = sub.add_parser("vip", help="the VIP search: lambda per element, ELBOs of CP, NCP and VIP")

@@ -157,9 +157,9 @@ def infer(
     other than "window" needs q's scales (then the light ``FAST`` preset). ``init="meta"`` with
     ``method="vip"`` starts VIP from that prediction instead of ``vi_config.vip_starts``.
     ``meta_probes``: where the graph's probes are read, and so which shipped network reads them
-    (`autoreparam.meta.predict`): ``"prior"`` (the default network, at the prior points) or ``"fit"``
-    (the opt-in network trained at a short non-centred fit's points, 4,000 gradients per call; closer
-    to VIP on most of the zoo under a lighter evaluation: ``meta/weights/MODEL_CARD_fit.md``).
+    (`autoreparam.meta.predict`): ``"fit"`` (the default: the network trained at a short non-centred
+    fit's points, 4,000 gradients per call; ``meta/weights/MODEL_CARD_fit.md``) or ``"prior"`` (the
+    network trained at the prior points, fitting nothing; ``MODEL_CARD.md``, META.md).
     """
     model_args, model_kwargs = check_call(model, model_args, model_kwargs, seed)
     compilation_cache.ensure()

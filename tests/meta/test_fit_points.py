@@ -13,7 +13,7 @@ import pytest
 
 from autoreparam.errors import ArgumentError
 from autoreparam.meta.fit_points import fit_points
-from autoreparam.meta.predict import SHIPPED_FIT, default_network, predict
+from autoreparam.meta.predict import SHIPPED_FIT, SHIPPED_PRIOR, default_network, predict
 from autoreparam.models import gaussian_section3, gaussian_section3_data
 
 
@@ -38,7 +38,7 @@ def test_the_fit_centre_is_the_posterior_mean_in_section3(q):
 def test_predict_with_fit_probes_reports_the_fit_and_refuses_unknown_probes():
     y, sigma = gaussian_section3_data(1.0, n=10, sigma_mu=1.0)
     kwargs = {"y": y, "sigma": sigma, "sigma_mu": 1.0}
-    shipped = default_network()
+    shipped = default_network(SHIPPED_PRIOR)
     prediction = predict(gaussian_section3, network=shipped, probes="fit", **kwargs)
     assert set(prediction.seconds) == {"fit", "graph", "network", "total"}
     # Section 3's curvature is the same at every point: one network's prediction cannot depend on
@@ -74,13 +74,14 @@ def test_new_data_of_the_same_shapes_reuses_the_fit_program_and_is_read():
     assert shifted["mu"][0] > first["mu"][0] + 3.0  # ... and they are the new data
 
 
-def test_fit_probes_without_a_network_use_the_shipped_network_trained_there():
+def test_without_a_network_predict_takes_the_shipped_network_trained_where_it_reads():
     y, sigma = gaussian_section3_data(1.0, n=10, sigma_mu=1.0)
     kwargs = {"y": y, "sigma": sigma, "sigma_mu": 1.0}
-    trained_at_fit = default_network(SHIPPED_FIT)
-    assert trained_at_fit.probes == "fit" and default_network().probes == "prior"
-    assert predict(gaussian_section3, probes="fit", **kwargs).lam["mu"] == pytest.approx(
-        predict(gaussian_section3, network=trained_at_fit, **kwargs).lam["mu"], abs=1e-6)
+    at_fit, at_prior = default_network(SHIPPED_FIT), default_network(SHIPPED_PRIOR)
+    assert at_fit.probes == "fit" and at_prior.probes == "prior" and default_network() is at_fit
+    for probes, network in ((None, at_fit), ("fit", at_fit), ("prior", at_prior)):
+        assert predict(gaussian_section3, probes=probes, **kwargs).lam["mu"] == pytest.approx(
+            predict(gaussian_section3, network=network, **kwargs).lam["mu"], abs=1e-6), probes
 
 
 def test_predict_parameterisation_takes_the_probes():

@@ -26,7 +26,7 @@ def test_meta_samples_in_the_predicted_centring_without_a_fit():
 def test_meta_reads_its_probes_where_asked():
     result = ar.infer(eight_schools, SIGMA, method="meta", meta_probes="fit", y=Y, **SHORT)
     at_fit = ar.predict_parameterisation(eight_schools, SIGMA, probes="fit", y=Y)
-    at_prior = ar.predict_parameterisation(eight_schools, SIGMA, y=Y)
+    at_prior = ar.predict_parameterisation(eight_schools, SIGMA, probes="prior", y=Y)
     np.testing.assert_allclose(result.parameterisation["theta"], at_fit["theta"], rtol=1e-6)
     # The two readings differ on eight schools, so the test sees which one infer used.
     assert np.max(np.abs(at_fit["theta"] - at_prior["theta"])) > 1e-3

@@ -34,7 +34,9 @@ def test_the_prediction_restricts_to_a_plan_and_times_itself():
     plan = select_sites(analyse_model(funnel_with_observation, y=10.0, sigma=0.5))
     param = prediction.parameterisation(plan)
     assert param.names == ("x",) and param.is_tied
-    assert set(prediction.seconds) == {"graph", "network", "total"}
+    assert set(prediction.seconds) == {"fit", "graph", "network", "total"}  # the default network reads at a fit
+    assert set(predict(funnel_with_observation, y=10.0, sigma=0.5, probes="prior").seconds) == {"graph", "network",
+                                                                                              "total"}
 
 
 def test_section3_closed_form_on_the_shipped_weights():

@@ -31,9 +31,13 @@ from autoreparam.reparam.selection import ReparamPlan
 from autoreparam.validation import check_call
 
 Network = MetaGNN | MetaEnsemble  # an ensemble is called like one network
-SHIPPED = "meta_gnn"  # stem of the shipped weights in autoreparam/meta/weights/
-# The opt-in network trained on graphs probed at a short fit (MODEL_CARD_fit.md): used for probes="fit".
-SHIPPED_FIT = "meta_gnn_fit"
+# Stems of the shipped weights in autoreparam/meta/weights/, each with its model card.
+SHIPPED_PRIOR = "meta_gnn"  # trained on graphs probed at the prior points; META.md's full evaluation
+SHIPPED_FIT = "meta_gnn_fit"  # trained on graphs probed at a short fit (benchmarks/results/meta_fit_points)
+# The default since 2026-11-28: NUTS in its centrings drew 1.76x the ESS per gradient of the prior
+# network's over the zoo (geometric mean, 3 seeds; benchmarks/results/meta_fit_nuts).
+SHIPPED = SHIPPED_FIT
+CARDS = {SHIPPED_PRIOR: "MODEL_CARD.md", SHIPPED_FIT: "MODEL_CARD_fit.md"}
 
 
 def shipped_stem(name: str = SHIPPED) -> Path:
@@ -47,7 +51,8 @@ def _cached(stem: str) -> tuple[Network, dict]:
 
 
 def default_network(name: str = SHIPPED) -> Network:
-    """The shipped network: an ensemble of three training seeds (`meta/ensemble.py`), read once per process."""
+    """A shipped network (by default the default one): an ensemble of three training seeds
+    (`meta/ensemble.py`), read once per process."""
     return _cached(str(shipped_stem(name)))[0]
 
 
@@ -121,8 +126,9 @@ def graph_for(network: Network, model: Callable, args: tuple, kwargs: dict, seed
 
 
 def predict_graph(graph: ModelGraph, network: Network | None = None) -> MetaPrediction:
-    """The network's centring for an already built graph."""
-    network = default_network() if network is None else network
+    """The network's centring for an already built graph. Without ``network``: the one trained on
+    graphs read at the prior points, where `model_graph` reads them unless given ``probe_points``."""
+    network = default_network(SHIPPED_PRIOR) if network is None else network
     start = time.perf_counter()
     values = _sigmoid(network_logits(network, [graph])[0])
     per_site = centring_per_site(graph, values)
@@ -140,16 +146,17 @@ def predict(model: Callable, *args, network: Network | None = None, seed: int = 
     read them (``network.probes``). ``"prior"``: at the prior points, fitting nothing. ``"fit"``: at
     the mean and +-1 sd of a short non-centred mean-field fit (`autoreparam.meta.fit_points`, 4,000
     gradients), which ``seconds`` reports as ``fit``. Without ``network``, the shipped network
-    trained at those points: the default one (``meta_gnn``, prior points) or, for ``probes="fit"``,
-    ``meta_gnn_fit`` (its model card: ``meta/weights/MODEL_CARD_fit.md``). Reading a network at
-    points it was not trained on is allowed for measurement (`benchmarks/meta_fit_points.py`).
+    trained at those points: by default (and for ``"fit"``) ``meta_gnn_fit``, read at the fit
+    (``meta/weights/MODEL_CARD_fit.md``); for ``"prior"`` ``meta_gnn``, read at the prior points,
+    fitting nothing (``MODEL_CARD.md``, META.md). Reading a network at points it was not trained on
+    is allowed for measurement (`benchmarks/meta_fit_points.py`).
     Like ``infer``, it switches on the persistent compilation cache (`autoreparam.compilation_cache`),
     so that a new process reuses the compiled probe and network programs of an earlier one.
     """
     if probes not in (None, *PROBES):
         raise ArgumentError(f"probes must be one of {', '.join(map(repr, PROBES))}, got {probes!r}")
     if network is None:
-        network = default_network(SHIPPED_FIT if probes == "fit" else SHIPPED)
+        network = default_network(SHIPPED_PRIOR if probes == "prior" else SHIPPED)
     probes = network.probes if probes is None else probes
     args, kwargs = check_call(model, args, kwargs, seed)
     compilation_cache.ensure()
@@ -174,7 +181,7 @@ def predict_parameterisation(model: Callable, *args, network: Network | None = N
     the model's graph (`autoreparam.graph.model_graph`) and predicts lambda with no per-model
     optimisation; see docs/meta.md for its accuracy and its cost (the graph's probes dominate).
     ``ar.infer(model, ..., method="meta")`` samples in this parameterisation. ``probes="fit"`` reads
-    the graph's probes at a short non-centred fit instead of the prior points, with the shipped
-    network trained there (`predict`).
+    the graph's probes at a short non-centred fit (the default) or ``"prior"`` at the prior points,
+    each with the shipped network trained there (`predict`).
     """
     return predict(model, *args, network=network, seed=seed, probes=probes, **kwargs).lam

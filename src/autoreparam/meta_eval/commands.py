@@ -80,19 +80,20 @@ def cmd_report(args) -> int:
 
     print(write_report(args.results, args.out, runs=tuple(r for r in (args.runs or "").split(",") if r)))
     if args.card:
-        from autoreparam.meta.predict import shipped_stem
+        from autoreparam.meta.predict import CARDS, SHIPPED, shipped_stem
         from autoreparam.meta_eval.card import write_model_card
 
-        print(write_model_card(shipped_stem(), args.results, shipped_stem().parent / "MODEL_CARD.md"))
+        # The evaluation ran the default network ("meta"): its card.
+        print(write_model_card(shipped_stem(), args.results, shipped_stem().parent / CARDS[SHIPPED]))
     return 0
 
 
 def cmd_fit_card(args) -> int:
-    from autoreparam.meta.predict import SHIPPED_FIT, shipped_stem
+    from autoreparam.meta.predict import CARDS, SHIPPED_FIT, shipped_stem
     from autoreparam.meta_eval.card import write_fit_model_card
 
     stem = shipped_stem(SHIPPED_FIT)
-    print(write_fit_model_card(stem, args.results, stem.parent / "MODEL_CARD_fit.md"))
+    print(write_fit_model_card(stem, args.results, stem.parent / CARDS[SHIPPED_FIT]))
     return 0
 
 
@@ -166,8 +167,8 @@ def add_meta_commands(sub) -> None:
     report.add_argument("--card", action="store_true", help="also write meta/weights/MODEL_CARD.md")
     report.set_defaults(func=cmd_report)
 
-    fit_card = commands.add_parser("fit-card", help="write meta/weights/MODEL_CARD_fit.md, the card of the opt-in "
-                                   "network read at fit points, from its benchmarks/meta_fit_points.py results")
+    fit_card = commands.add_parser("fit-card", help="write meta/weights/MODEL_CARD_fit.md, the card of the network "
+                                   "read at fit points, from its benchmarks/meta_fit_points.py results")
     fit_card.add_argument("--results", required=True, help="the folder benchmarks/meta_fit_points.py wrote")
     fit_card.set_defaults(func=cmd_fit_card)
 

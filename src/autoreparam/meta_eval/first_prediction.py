@@ -36,7 +36,8 @@ first = predict(model, *args, network=network, **kwargs)
 start = time.perf_counter()
 again = predict(model, *args, network=network, **kwargs)
 again_seconds = time.perf_counter() - start
-print(json.dumps({"load": load_seconds, "graph": first.seconds["graph"], "network": first.seconds["network"],
+print(json.dumps({"load": load_seconds, "fit": first.seconds.get("fit", 0.0), "graph": first.seconds["graph"],
+                  "network": first.seconds["network"],
                   "first_total": load_seconds + first.seconds["total"], "again": again_seconds}))
 """
 
@@ -45,8 +46,8 @@ def first_prediction(spec: dict, cache_dir: str | Path, network: str = "shipped"
                      timeout: float = 600.0) -> dict:
     """Seconds of one fresh process's prediction for ``spec`` (`meta_eval.models.load_spec`).
 
-    Returns ``load`` (reading the weights), ``graph`` and ``network`` (compilation included),
-    ``first_total`` (their sum) and ``again`` (a repeat call in the same process). ``network``: a
+    Returns ``load`` (reading the weights), ``fit`` (the fit probes' short fit; 0 for a network read
+    at the prior points), ``graph`` and ``network`` (compilation included), ``first_total`` (their sum) and ``again`` (a repeat call in the same process). ``network``: a
     weights stem, or "shipped". ``src``: run the child on another checkout's ``src`` folder.
     """
     env = {**os.environ, "AUTOREPARAM_CACHE_DIR": str(cache_dir), "AUTOREPARAM_COMPILATION_CACHE": "1"}
