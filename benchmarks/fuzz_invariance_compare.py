@@ -1,0 +1,71 @@
+"""Two invariance-check stores side by side on the programs both ran (e.g. two target acceptances).
+
+    python benchmarks/fuzz_invariance_compare.py results/fuzz_invariance results/fuzz_invariance_ta95 \
+        --out benchmarks/results/fuzz_invariance_ta95_summary.json
+
+Per store, over the shared programs: failures and silent ones, runs `infer` trusted, runs without a
+divergence, pairs of runs both trusted and how many of those disagreed, programs whose three runs
+were all trusted, and the failing pairs. A check's seed depends only on the program, so the two
+stores ran the same chains' seeds in each parameterisation; only their settings differ (recorded).
+Records written before the per-pair verdicts existed (ab78106) get their pairs' trust from their
+runs; a disagreement is then known only for the check as a whole.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+from pathlib import Path
+
+from autoreparam.benchmark.store import ResultStore
+from autoreparam.reliability.prior import INVARIANCE_PAIRS
+
+
+def _stats(records: list[dict]) -> dict:
+    c = collections.Counter()
+    failing_pairs = collections.Counter()
+    for r in records:
+        if r["status"] != "ok":
+            c["errors"] += 1
+            continue
+        runs = r["runs"]
+        c["programs"] += 1
+        c["failed"] += r["failed"]
+        c["silent"] += bool(r["failed"] and r["trustworthy"])
+        c["runs"] += len(runs)
+        c["runs_trusted"] += sum(v["trustworthy"] for v in runs.values())
+        c["runs_without_divergence"] += sum(v["divergences"] == 0 for v in runs.values())
+        trusted = [runs[a]["trustworthy"] and runs[b]["trustworthy"] for a, b in INVARIANCE_PAIRS]
+        c["pairs_both_trusted"] += sum(trusted)
+        c["programs_with_a_trusted_pair"] += any(trusted)
+        c["programs_all_three_trusted"] += all(v["trustworthy"] for v in runs.values())
+        for name, pair in r.get("pairs", {}).items():
+            failing_pairs[name] += pair["failed"]
+            c["pairs_both_trusted_failed"] += pair["failed"] and pair["both_trustworthy"]
+    return {**dict(c), "failing_pairs": dict(failing_pairs)}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("stores", nargs=2)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    by_store = [{r["program"]: r for r in ResultStore(s).records() if r.get("kind") == "invariance"}
+                for s in args.stores]
+    shared = sorted(set(by_store[0]) & set(by_store[1]))
+    out = {"programs": len(shared), "program_range": [shared[0], shared[-1]] if shared else [],
+           "families": dict(collections.Counter(by_store[1][i]["family"] for i in shared)), "stores": {}}
+    for store, records in zip(args.stores, by_store):
+        chosen = [records[i] for i in shared]
+        out["stores"][store] = {"settings": chosen[0].get("settings") if chosen else None,
+                                "commands": Path(store, "commands.txt").read_text().splitlines()
+                                if Path(store, "commands.txt").exists() else [],
+                                **_stats(chosen)}
+    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    print(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
