@@ -13,7 +13,7 @@ import pytest
 
 import autoreparam as ar
 from autoreparam.errors import ArgumentError, DataError, SiteError
-from autoreparam.mcmc.config import HMCConfig, NUTSConfig
+from autoreparam.mcmc.config import HMCConfig
 from autoreparam.mcmc.hmc import CycleSampler
 from autoreparam.models import eight_schools
 from autoreparam.models import load as load_problem
