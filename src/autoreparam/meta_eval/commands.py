@@ -164,7 +164,9 @@ def add_meta_commands(sub) -> None:
     report.add_argument("--results", required=True)
     report.add_argument("--out", default=".", help="folder for META.md (figures go to OUT/figures/meta)")
     report.add_argument("--runs", default=None, help="comma-separated training run folders (seeds)")
-    report.add_argument("--card", action="store_true", help="also write meta/weights/MODEL_CARD.md")
+    report.add_argument("--card", action="store_true",
+                        help="also write the default network's card (meta/weights/MODEL_CARD_fit.md), which the "
+                             "evaluation ran as 'meta'")
     report.set_defaults(func=cmd_report)
 
     fit_card = commands.add_parser("fit-card", help="write meta/weights/MODEL_CARD_fit.md, the card of the network "
