@@ -33,15 +33,10 @@ from autoreparam.cli_types import acceptance, count, natural
 
 
 def _settings(args):
-    """The runs' settings, as `autoreparam fuzz` / `sbc` build them from the same options."""
-    from dataclasses import replace
+    """The runs' settings, built from the same options as `autoreparam fuzz` / `sbc` build them."""
+    from autoreparam.reliability.cli import run_settings
 
-    from autoreparam.reliability.fuzz import MCMC_SETTINGS
-    from autoreparam.reliability.methods import RunSettings
-
-    if args.command == "fuzz":
-        return replace(MCMC_SETTINGS, target_accept=args.target_accept)
-    return RunSettings(args.chains, args.warmup, args.samples, args.vi, args.target_accept)
+    return run_settings(args.command, args)
 
 
 def _fuzz_tasks(args):

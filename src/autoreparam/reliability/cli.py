@@ -48,6 +48,18 @@ def _prior_cells(text):
     return [] if text is not None and text.strip().lower() == "none" else _listed(text)
 
 
+def run_settings(command: str, args):
+    """The runs' `RunSettings` from the options of ``sbc`` or ``fuzz`` (also `benchmarks/process_pool.py`'s)."""
+    from dataclasses import replace
+
+    from autoreparam.reliability.fuzz import MCMC_SETTINGS
+    from autoreparam.reliability.methods import RunSettings
+
+    if command == "fuzz":
+        return replace(MCMC_SETTINGS, target_accept=args.target_accept)
+    return RunSettings(args.chains, args.warmup, args.samples, args.vi, args.target_accept)
+
+
 def add_sbc_parser(sub):
     p = sub.add_parser("sbc", help="simulation-based calibration of every method and kernel; resumable, via Ray")
     p.add_argument("--out", default="results/sbc", help="one JSON per finished replication (default results/sbc)")
@@ -68,11 +80,11 @@ def add_sbc_parser(sub):
 
 def run_sbc_command(args) -> int:
     from autoreparam.benchmark.store import ResultStore
-    from autoreparam.reliability.methods import RunSettings, refuse_mixed_settings
+    from autoreparam.reliability.methods import refuse_mixed_settings
     from autoreparam.reliability.models import MODEL_NAMES
     from autoreparam.reliability.sbc import run_sbc, summarise
 
-    settings = RunSettings(args.chains, args.warmup, args.samples, args.vi, args.target_accept)
+    settings = run_settings("sbc", args)
     refuse_mixed_settings(ResultStore(args.out), settings)
     record_command(args.out)
     start = time.perf_counter()
@@ -108,13 +120,11 @@ def add_fuzz_parser(sub):
 
 
 def run_fuzz_command(args) -> int:
-    from dataclasses import replace
-
     from autoreparam.benchmark.store import ResultStore
-    from autoreparam.reliability.fuzz import MCMC_SETTINGS, run_fuzz, summarise_fuzz
+    from autoreparam.reliability.fuzz import run_fuzz, summarise_fuzz
     from autoreparam.reliability.methods import refuse_mixed_settings
 
-    settings = replace(MCMC_SETTINGS, target_accept=args.target_accept)
+    settings = run_settings("fuzz", args)
     refuse_mixed_settings(ResultStore(args.out), settings)
     record_command(args.out)
     start = time.perf_counter()
