@@ -1,4 +1,4 @@
-"""`autoreparam sbc` and `autoreparam fuzz` tasks on a machine without Ray: one process per core.
+"""`autoreparam sbc`, `autoreparam fuzz` and `autoreparam meta evaluate` tasks without Ray: one process per core.
 
 The GPU machines lent to this project have 16 CPU cores but no Ray (nothing can be installed there
 beyond carried wheels, and Ray's is too large to carry). This script runs the very tasks the two
@@ -15,6 +15,13 @@ Resumable: finished keys are skipped. (Its first version, for fuzzing only, was
         --mcmc-methods none --skip-programs 300 --workers 16 --deadline-minutes 6
     python benchmarks/process_pool.py sbc --out results/sbc --replications 100 \
         --control-replications 20 --workers 16 --deadline-minutes 7
+    python benchmarks/process_pool.py meta-evaluate --out runs/ev_fit --corpus runs/corpus --protocol short_3 \
+        --seed-networks runs/seed_0/meta_gnn,runs/seed_1/meta_gnn --workers 16 --deadline-minutes 7
+
+`meta-evaluate` runs the model tasks of `autoreparam meta evaluate` (funnel grid, held-out programs, zoo,
+other seeds' networks; `meta_eval.run.plan_evaluation`), each writing its own JSON as the command's do;
+the in-process checks and the timing tasks are left to the command (`--parts checks,timing`) on a
+quiet machine, and protocol.json records which machine ran which part.
 
 `--deadline-minutes`: no task starts after it; the tasks in flight (at most one per worker) finish.
 """
@@ -82,12 +89,86 @@ def _parser() -> argparse.ArgumentParser:
     sbc.add_argument("--warmup", type=int, default=500)
     sbc.add_argument("--samples", type=int, default=500)
     sbc.add_argument("--vi", default="fast", choices=["fast", "paper"])
+    meta = sub.add_parser("meta-evaluate", help="the model tasks of `autoreparam meta evaluate`")
+    meta.add_argument("--out", required=True)
+    meta.add_argument("--corpus", default=None)
+    meta.add_argument("--protocol", default="cpu")
+    meta.add_argument("--network", default=None, help="weights stem (default: the shipped network)")
+    meta.add_argument("--seed-networks", default="", help="comma-separated weights stems of other training seeds")
+    meta.add_argument("--parts", default="funnel,held_out,zoo,seeds")
+    for p in (fuzz, sbc, meta):
+        p.add_argument("--workers", type=count, default=os.cpu_count())
+        p.add_argument("--deadline-minutes", type=float, default=None)
     for p in (fuzz, sbc):
         p.add_argument("--target-accept", type=acceptance, default=None,
                        help="as `autoreparam fuzz/sbc --target-accept`; a store keeps one setting")
-        p.add_argument("--workers", type=count, default=os.cpu_count())
-        p.add_argument("--deadline-minutes", type=float, default=None)
     return parser
+
+
+def _pool(pending: list, submit, on_result, workers: int, deadline_minutes, max_tasks_per_child: int) -> int:
+    """Run ``pending`` tasks in ``workers`` spawned processes; ``on_result(task, future)``; returns tasks finished.
+
+    One task per worker in flight: past the deadline no task starts, and the ones running finish.
+    """
+    deadline = None if deadline_minutes is None else time.perf_counter() + 60 * deadline_minutes
+    started, finished = time.perf_counter(), 0
+    context = multiprocessing.get_context("spawn")
+    # A worker is replaced after some tasks to return the memory of the programs it compiled.
+    with ProcessPoolExecutor(workers, mp_context=context, max_tasks_per_child=max_tasks_per_child) as pool:
+        in_flight = {}
+        while pending or in_flight:
+            while pending and len(in_flight) < workers and (deadline is None or time.perf_counter() < deadline):
+                task = pending.pop(0)
+                in_flight[submit(pool, task)] = task
+            if not in_flight:
+                break
+            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            for future in done:
+                task = in_flight.pop(future)
+                try:
+                    on_result(task, future)
+                    finished += 1
+                except Exception as error:  # noqa: BLE001 - a dead worker is reported; a rerun retries the task
+                    name = task["key"] if isinstance(task, dict) else task.out
+                    print(f"{name}: {type(error).__name__}: {error} (not saved)"[:500], file=sys.stderr, flush=True)
+            if finished % 20 == 0 or not pending:
+                print(f"{finished} done, {len(pending)} left, {time.perf_counter() - started:.0f} s", file=sys.stderr,
+                      flush=True)
+            if deadline is not None and time.perf_counter() > deadline:
+                pending.clear()
+    return finished
+
+
+def _meta_evaluate(args) -> int:
+    """The model tasks of `autoreparam meta evaluate`, each writing its JSON (resumable as the command is)."""
+    import jax
+
+    from autoreparam.meta.tasks import _guarded, pending
+    from autoreparam.meta_eval.model_task import evaluate_model
+    from autoreparam.meta_eval.run import describe_machine, plan_evaluation
+
+    seeds = tuple(s for s in args.seed_networks.split(",") if s)
+    parts = tuple(p for p in args.parts.split(",") if p)
+    tasks, _ = plan_evaluation(args.out, corpus=args.corpus, protocol=args.protocol, network=args.network,
+                               seed_networks=seeds, prototype=None, parts=parts,
+                               machine=describe_machine(args.workers))
+    # The longest tasks first (the zoo's NUTS runs), so that none starts just before the deadline.
+    order = {"zoo": 0, "held_out": 1, "funnel": 2, "seeds": 3}
+    todo = sorted(pending(tasks), key=lambda t: order.get(os.path.relpath(t.out, args.out).split(os.sep)[0], 4))
+    print(f"{len(todo)} of {len(tasks)} tasks to run on {args.workers} processes (jax {jax.__version__})",
+          file=sys.stderr, flush=True)
+
+    def report(task, future):
+        summary = future.result()
+        if "error" in summary:
+            print(f"failed: {summary['out']}: {summary['error']}"[:500], file=sys.stderr, flush=True)
+
+    started = time.perf_counter()
+    finished = _pool(todo, lambda pool, t: pool.submit(_guarded, evaluate_model, t.out, t.kwargs), report,
+                     args.workers, args.deadline_minutes, max_tasks_per_child=5)
+    with open(os.path.join(args.out, "wall_seconds.txt"), "a") as log:
+        log.write(f"{time.perf_counter() - started:.1f} {finished}\n")
+    return 0
 
 
 def main(argv=None) -> int:
@@ -99,8 +180,10 @@ def main(argv=None) -> int:
     # Children are spawned, so they import JAX afresh under this environment (one thread each).
     # SBC runs few programs many times: they share a persistent compilation cache, as `autoreparam sbc`'s do.
     # Fuzzing compiles each program once: no cache, and no LLVM optimisation.
-    cache = None if args.command == "fuzz" else os.path.join(args.out, "jax_cache")
+    cache = None if args.command in ("fuzz", "meta-evaluate") else os.path.join(args.out, "jax_cache")
     os.environ.update(worker_environment(cache, fast_compile=args.command == "fuzz"))
+    if args.command == "meta-evaluate":
+        return _meta_evaluate(args)
     import jax
 
     from autoreparam.benchmark.store import ResultStore
@@ -114,33 +197,14 @@ def main(argv=None) -> int:
     tasks, run_task = (_fuzz_tasks if args.command == "fuzz" else _sbc_tasks)(args)
     ran_on = f"{platform.node()} ({os.cpu_count()} CPUs), Python {platform.python_version()}, jax {jax.__version__}"
     pending = [t for t in tasks if not store.done(t["key"])]
-    deadline = None if args.deadline_minutes is None else time.perf_counter() + 60 * args.deadline_minutes
-    started, finished = time.perf_counter(), 0
     print(f"{len(pending)} of {len(tasks)} tasks to run on {args.workers} processes", file=sys.stderr, flush=True)
-    context = multiprocessing.get_context("spawn")
-    # A worker is replaced after some tasks to return the memory of the programs it compiled.
-    with ProcessPoolExecutor(args.workers, mp_context=context, max_tasks_per_child=5 if args.command == "fuzz" else 100) as pool:
-        in_flight = {}
-        while pending or in_flight:
-            # One task per worker in flight: past the deadline, at most one task per worker still runs.
-            while pending and len(in_flight) < args.workers and (deadline is None or time.perf_counter() < deadline):
-                task = pending.pop(0)
-                in_flight[pool.submit(run_task, task)] = task
-            if not in_flight:
-                break
-            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-            for future in done:
-                task = in_flight.pop(future)
-                try:
-                    store.save(task["key"], {**future.result(), "ran_on": ran_on})
-                    finished += 1
-                except Exception as error:  # noqa: BLE001 - a dead worker is reported; a rerun retries the task
-                    print(f"{task['key']}: {type(error).__name__}: {error} (not saved)", file=sys.stderr, flush=True)
-            if finished % 20 == 0 or not pending:
-                print(f"{finished} done, {len(pending)} left, {time.perf_counter() - started:.0f} s", file=sys.stderr,
-                      flush=True)
-            if deadline is not None and time.perf_counter() > deadline:
-                pending.clear()
+    started = time.perf_counter()
+
+    def save(task, future):
+        store.save(task["key"], {**future.result(), "ran_on": ran_on})
+
+    finished = _pool(pending, lambda pool, t: pool.submit(run_task, t), save, args.workers, args.deadline_minutes,
+                     max_tasks_per_child=5 if args.command == "fuzz" else 100)
     with open(store.root / "wall_seconds.txt", "a") as log:
         log.write(f"{time.perf_counter() - started:.1f} {finished}\n")
     return 0

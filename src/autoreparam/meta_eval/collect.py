@@ -53,6 +53,23 @@ class Results:
         return cls(root, protocol, rows("section3.json"), rows("robustness.json"), _read(root / "funnel"),
                    _read(root / "held_out"), zoo, timing, seeds)
 
+    def machines(self) -> dict[str, dict[str, int]]:
+        """Part -> {machine: number of its tasks that ran there}, from each task's ``ran_on``.
+
+        Results written before tasks recorded their machine count under protocol.json's ``machine``.
+        """
+        parts = {"funnel": self.funnel, "held_out": self.held_out, "zoo": self.zoo, "timing": self.timing,
+                 "seeds": [r for rows in self.seeds.values() for r in rows]}
+        out = {}
+        for part, rows in parts.items():
+            counts: dict[str, int] = {}
+            for row in rows:
+                machine = row.get("ran_on", self.protocol.get("machine", "?"))
+                counts[machine] = counts.get(machine, 0) + 1
+            if counts:
+                out[part] = counts
+        return out
+
     @property
     def networks(self) -> list[str]:
         return list(self.protocol.get("networks", {"meta": None}))

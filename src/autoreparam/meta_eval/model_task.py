@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from autoreparam.meta.files import write_json
+from autoreparam.meta_eval.machine import describe_machine
 
 FORMAT = "autoreparam.meta_eval.model"
 
@@ -96,7 +97,7 @@ def evaluate_model(*, out, spec: dict, vi_config: dict, nuts: dict | None, netwo
                                              init, config, seed=0, label="eval")
     fit_seconds = time.perf_counter() - start
     payload = {
-        "format": FORMAT, "name": spec_name(spec), "spec": spec,
+        "format": FORMAT, "name": spec_name(spec), "spec": spec, "ran_on": describe_machine(),
         "num_latent_elements": int(coords.original_dim), "num_planned_elements": int(sum(s.size for s in plan.sites)),
         "elbo": {k: f.elbo for k, f in fits.items()}, "elbo_se": {k: f.elbo_se for k, f in fits.items()},
         "lambda": {k: summary(f.parameterisation) for k, f in fits.items()},

@@ -33,9 +33,16 @@ def _targets_section(results: Results) -> list[str]:
 
 def _runs_section(runs: list[Path], results: Results) -> list[str]:
     lines = ["## What ran", ""]
-    machine = results.protocol.get("machine", "?")
-    lines.append(f"Evaluation on `{machine}`, protocol `{results.protocol.get('protocol', {}).get('name', '?')}`: "
-                 f"`{json.dumps(results.protocol.get('protocol', {}))}`.")
+    name = results.protocol.get("protocol", {}).get("name", "?")
+    setting = json.dumps(results.protocol.get("protocol", {}))
+    where = results.machines()
+    if len({m for counts in where.values() for m in counts}) > 1:  # parts ran on different machines: say where
+        lines.append(f"Protocol `{name}`: `{setting}`. Where the tasks ran:")
+        lines.append("")
+        lines += [f"- {part}: " + "; ".join(f"{n} on `{m}`" for m, n in counts.items()) for part, counts in where.items()]
+    else:
+        machine = next(iter(next(iter(where.values()))), None) if where else results.protocol.get("machine", "?")
+        lines.append(f"Evaluation on `{machine}`, protocol `{name}`: `{setting}`.")
     lines.append("")
     rows = []
     for run in runs:

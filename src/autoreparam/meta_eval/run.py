@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import platform
 from pathlib import Path
 
 from autoreparam.meta.files import write_json
 from autoreparam.meta.tasks import Task, run_tasks
+from autoreparam.meta_eval.machine import cpus, describe_machine
 from autoreparam.meta_eval.model_task import evaluate_model
 from autoreparam.meta_eval.models import spec_name
 from autoreparam.meta_eval.protocol import (EVAL_VI, FUNNEL_SIGMA, FUNNEL_VI, FUNNEL_Y, HELD_OUT_SPLITS, METHODS,
@@ -68,12 +68,14 @@ def model_tasks(out: Path, corpus: Path | None, protocol, networks: dict, protot
     return tasks
 
 
-def evaluate(out, *, corpus=None, protocol: str = "cpu", network: str | None = None, seed_networks=(),
-             prototype: str | None = None, parts=PARTS, address=None, num_cpus=None, serial=False,
-             progress=True) -> Path:
-    """Run (or resume) the evaluation into ``out``."""
-    import jax
+def plan_evaluation(out, *, corpus=None, protocol: str = "cpu", network: str | None = None, seed_networks=(),
+                    prototype: str | None = None, parts=PARTS, machine: str | None = None):
+    """Record what runs in ``out/protocol.json`` and return its tasks: (model tasks, timing tasks).
 
+    ``machine`` describes the machine that runs the tasks (default: this one). Each task's JSON also
+    records its own (``ran_on``), so parts that ran elsewhere (a GPU machine's CPU cores for the model
+    tasks, a quiet machine for timing) are reported as such.
+    """
     from autoreparam.meta.predict import shipped_stem
 
     out = Path(out)
@@ -82,30 +84,38 @@ def evaluate(out, *, corpus=None, protocol: str = "cpu", network: str | None = N
     networks = {"meta": network}
     others = {Path(stem).parent.name + ("" if Path(stem).name == "meta_gnn" else f"/{Path(stem).name}"): stem
               for stem in seed_networks}
+    machine = machine or describe_machine()
     write_json(out / "protocol.json", {"protocol": dataclasses.asdict(chosen), "networks": networks,
                                        "other_networks": others,
                                        "prototype": prototype, "eval_vi": _vi(EVAL_VI), "funnel_vi": _vi(FUNNEL_VI),
-                                       "machine": f"{platform.node()} ({platform.machine()}, "
-                                                  f"{jax.devices()[0].platform}, {_cpus()} CPUs)"})
-    if "checks" in parts:
-        _checks(out, networks, others, prototype)
+                                       "machine": machine})
     tasks = model_tasks(out, Path(corpus) if corpus else None, chosen, networks, prototype, parts)
     if "seeds" in parts and others:
         tasks += seed_tasks(out, Path(corpus) if corpus else None, chosen, {"meta": network, **others})
-    run_tasks(evaluate_model, tasks, address=address, num_cpus=num_cpus, serial=serial, label="evaluate",
-              progress=progress, max_calls=5)
+    timing = []
     if "timing" in parts:
         timing = [Task(out / "timing" / f"{name}.json", {"spec": {"kind": "zoo", "name": name},
-                                                           "num_samples": chosen.timing_samples}) for name in ZOO]
-        run_tasks(time_model, timing, address=address, num_cpus=num_cpus, serial=serial, label="timing",
-                  progress=progress, max_calls=1)
+                                                         "num_samples": chosen.timing_samples}) for name in ZOO]
+    return tasks, timing
+
+
+def evaluate(out, *, corpus=None, protocol: str = "cpu", network: str | None = None, seed_networks=(),
+             prototype: str | None = None, parts=PARTS, address=None, num_cpus=None, serial=False,
+             progress=True) -> Path:
+    """Run (or resume) the evaluation into ``out``."""
+    out = Path(out)
+    workers = 1 if serial else (None if address else (num_cpus or cpus()))
+    tasks, timing = plan_evaluation(out, corpus=corpus, protocol=protocol, network=network,
+                                    seed_networks=seed_networks, prototype=prototype, parts=parts,
+                                    machine=describe_machine(workers))
+    if "checks" in parts:
+        protocol_record = json.loads((out / "protocol.json").read_text())
+        _checks(out, protocol_record["networks"], protocol_record["other_networks"], protocol_record["prototype"])
+    run_tasks(evaluate_model, tasks, address=address, num_cpus=num_cpus, serial=serial, label="evaluate",
+              progress=progress, max_calls=5)
+    run_tasks(time_model, timing, address=address, num_cpus=num_cpus, serial=serial, label="timing",
+              progress=progress, max_calls=1)
     return out
-
-
-def _cpus() -> int:
-    import os
-
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 def _checks(out: Path, networks: dict, others: dict, prototype: str) -> None:

@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from autoreparam.meta.files import write_json
+from autoreparam.meta_eval.machine import describe_machine
 from autoreparam.meta_eval.first_prediction import first_prediction
 
 FORMAT = "autoreparam.meta_eval.timing"
@@ -57,7 +58,7 @@ def time_model(*, out, spec: dict, num_samples: int) -> dict:
     again_seconds = time.perf_counter() - start
     meta = _end_to_end(model, args, kwargs, "meta", num_samples)
     vip = _end_to_end(model, args, kwargs, "vip", num_samples, kernel="nuts")
-    payload = {"format": FORMAT, "name": spec_name(spec), "spec": spec,
+    payload = {"format": FORMAT, "name": spec_name(spec), "spec": spec, "ran_on": describe_machine(),
                "predict_first_seconds": cold["first_total"], "predict_first_parts": cold,
                "predict_first_warm_cache_seconds": warm["first_total"], "predict_first_warm_cache_parts": warm,
                "predict_again_seconds": again_seconds, "predict_again_parts": again.seconds,
