@@ -136,8 +136,11 @@ def _check_centres(latents: list[SiteRecord], points) -> None:
                              "were given: e.g. a mean that does not exist); the probes need one")
 
 
-def _probe_function(model, args, kwargs, latents: list[SiteRecord], seed: int) -> Callable:
-    """``coordinates -> per latent (scale, loc, curvature)``, each flattened to the site's elements."""
+def _probe_function(model, args, kwargs, latents: list[SiteRecord], key: jax.Array) -> Callable:
+    """``coordinates -> per latent (scale, loc, curvature)``, each flattened to the site's elements.
+
+    ``key`` draws Hutchinson's probe vectors (large sites); a traced argument, so a new seed reuses
+    the compiled program."""
     names = [s.name for s in latents]
 
     def run(coords):
@@ -170,7 +173,7 @@ def _probe_function(model, args, kwargs, latents: list[SiteRecord], seed: int) -
         if site.size <= EXACT_DIAGONAL_LIMIT:
             basis, count = jnp.eye(site.size, dtype=coords[index].dtype).reshape((site.size,) + site.shape), 1
         else:
-            signs = jax.random.rademacher(jax.random.PRNGKey(seed), (HUTCHINSON_VECTORS,) + site.shape)
+            signs = jax.random.rademacher(key, (HUTCHINSON_VECTORS,) + site.shape)
             basis, count = signs.astype(coords[index].dtype), HUTCHINSON_VECTORS
         products = jax.lax.map(hvp, basis, batch_size=_HVP_BATCH)
         return -(jnp.sum(basis * products, axis=0) / count).reshape(-1)
@@ -239,26 +242,27 @@ MAX_PROBE_PROGRAMS = 64
 
 
 def _probe_program(model, args, kwargs, latents: list[SiteRecord], seed: int, given_points: bool = False) -> Callable:
-    """``(points=None) -> (points, probes)``, jitted with the data's arrays as arguments and kept per process.
+    """``(points=None) -> (points, probes)``, jitted with the data's arrays and the seed's key as arguments
+    and kept per process.
 
     With ``given_points`` the three points are an argument (per latent ``(3, *shape)`` in probe
     coordinates), not the prior points.
 
-    The data are arguments, not constants, so a second graph of the same model (a new seed, new data
-    of the same shapes, ``predict_parameterisation`` called again) reuses the compiled program: on
-    eight schools a repeat build fell from 0.30 s to 0.011 s (``benchmarks/graph_build.py``,
-    docs/graph.md). The prior points are computed inside it too: run op by op in a fresh process,
+    The data and the key are arguments, not constants, so a second graph of the same model (a new
+    seed, new data of the same shapes, ``predict_parameterisation`` called again) reuses the compiled
+    program: on eight schools a repeat build fell from 0.30 s to 0.011 s (``benchmarks/graph_build.py``,
+    docs/graph.md); with the seed in the key, as it was, each new seed cost radon MN 0.2 to 0.3 s. The prior points are computed inside it too: run op by op in a fresh process,
     each distinct operation of the model compiled on its own. The key holds everything the traced
     function depends on besides its arguments.
     """
     data = ModelData.for_model(model, tuple(args), dict(kwargs))
     layout = tuple((s.name, s.distribution, s.family, s.parameters, s.shape, s.event_dim) for s in latents)
-    key = (model, data.key, layout, seed, given_points)
+    key = (model, data.key, layout, given_points)
     program = _PROBE_PROGRAMS.get(key)
     if program is None:
-        def probes(arrays, points):
+        def probes(arrays, points, rng_key):
             bound_args, bound_kwargs = data.rebuild(arrays)
-            probe = jax.vmap(_probe_function(model, bound_args, bound_kwargs, latents, seed))
+            probe = jax.vmap(_probe_function(model, bound_args, bound_kwargs, latents, rng_key))
             if points is None:
                 points = _points(model, bound_args, bound_kwargs, latents)
                 return points, probe(points)
@@ -270,7 +274,8 @@ def _probe_program(model, args, kwargs, latents: list[SiteRecord], seed: int, gi
         while len(_PROBE_PROGRAMS) > MAX_PROBE_PROGRAMS:
             _PROBE_PROGRAMS.popitem(last=False)
     _PROBE_PROGRAMS.move_to_end(key)
-    return lambda points=None: program(data.arrays, points)
+    rng_key = jax.random.PRNGKey(seed)
+    return lambda points=None: program(data.arrays, points, rng_key)
 
 
 def _probe_coordinates(latents: list[SiteRecord], points: dict) -> tuple:

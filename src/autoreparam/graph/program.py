@@ -97,34 +97,36 @@ def _site_messages(trace) -> list[tuple[str, dict]]:
     return sites
 
 
-# Compiled site programs per model, data structure and seed, least recently used dropped.
+# Compiled site programs per model and data structure, least recently used dropped.
 _SITE_PROGRAMS: OrderedDict = OrderedDict()
 MAX_SITE_PROGRAMS = 64
 
 
 def _site_program(model: Callable, data: ModelData, seed: int) -> tuple[Callable, list[dict]]:
-    """``data arrays -> [(value, scale)]`` of every site, jitted, with the sites' static records.
+    """``(data arrays, key) -> [(value, scale)]`` of every site, jitted, with the sites' static records.
 
     One compiled program rather than the model run op by op: in a fresh process every distinct
     operation run eagerly is compiled on its own, which cost electric's graph 1.06 s of its 2.7 s.
     The prior draw is the same either way (the seed handler's keys do not depend on how it runs).
+    The seed's key is an argument, so a new seed reuses the compiled program (keyed by the seed, as it
+    was, each new seed cost radon MN a compilation).
     """
-    key = (model, data.key, seed)
+    key = (model, data.key)
     entry = _SITE_PROGRAMS.get(key)
     if entry is None:
         static: list[dict] = []
 
-        def run(arrays):
+        def run(arrays, rng_key):
             bound_args, bound_kwargs = data.rebuild(arrays)
             with handlers.block():
-                trace = handlers.trace(handlers.seed(model, rng_seed=seed)).get_trace(*bound_args, **bound_kwargs)
+                trace = handlers.trace(handlers.seed(model, rng_seed=rng_key)).get_trace(*bound_args, **bound_kwargs)
             sites = _site_messages(trace)
             static[:] = [_static_record(name, msg) for name, msg in sites]
             return [(msg["value"], msg.get("scale")) for _, msg in sites]
 
         program = jax.jit(run)
         try:
-            program.trace(data.arrays)  # trace now: fills ``static`` and raises the model's errors here
+            program.trace(data.arrays, jax.random.PRNGKey(seed))  # trace now: fills ``static`` and raises the model's errors here
         except NotImplementedError as error:  # NumPyro's, often without a message (ImproperUniform.sample)
             raise UnsupportedError("the model's prior draw", "a distribution in it cannot be sampled (e.g. "
                                    f"ImproperUniform), and the graph reads one prior draw; {OTHER_METHODS}") from error
@@ -140,7 +142,7 @@ def trace_sites(model: Callable, args, kwargs, seed: int = 0) -> list[SiteRecord
     data = ModelData.for_model(model, tuple(args), dict(kwargs))
     with python_branches_refused():
         program, static = _site_program(model, data, seed)
-        outputs = jax.device_get(program(data.arrays))
+        outputs = jax.device_get(program(data.arrays, jax.random.PRNGKey(seed)))
     records = []
     for record, (value, scale) in zip(static, outputs, strict=True):
         value = np.asarray(value)
