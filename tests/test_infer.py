@@ -2,9 +2,11 @@
 
 import subprocess
 import sys
+import logging
 import textwrap
 import warnings
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import numpyro
@@ -113,23 +115,53 @@ def test_one_compilation_serves_every_seed_and_leapfrog_count():
     assert sampler.num_compilations == 0
 
 
-def test_a_second_infer_call_compiles_nothing():
+class _Compilations(logging.Handler):
+    """Counts the XLA compilations JAX logs (``jax_log_compiles``) while it is installed."""
+
+    def __init__(self):
+        super().__init__()
+        self.messages = []
+
+    def emit(self, record):
+        if record.getMessage().startswith("Compiling"):
+            self.messages.append(record.getMessage()[:120])
+
+    def __enter__(self):
+        self.logger = logging.getLogger("jax")
+        self.level, self.logger.level = self.logger.level, logging.DEBUG
+        self.logger.addHandler(self)
+        jax.config.update("jax_log_compiles", True)
+        return self
+
+    def __exit__(self, *exc):
+        jax.config.update("jax_log_compiles", False)
+        self.logger.removeHandler(self)
+        self.logger.setLevel(self.level)
+
+
+@pytest.mark.parametrize("method", ["auto", "ncp", "meta"])
+def test_a_second_infer_call_compiles_nothing(method):
+    # Not only the samplers' programs: any XLA compilation at all (meta's graph programs were once kept
+    # per seed, and compiled again for each new one).
     from autoreparam.models import radon
     from autoreparam.mcmc.programs import PROGRAMS
 
     rng = np.random.default_rng(0)
     county = rng.integers(0, 5, 40)
     floor, uranium = rng.integers(0, 2, 40).astype(np.float32), rng.standard_normal(5).astype(np.float32)
-    settings = dict(num_chains=2, num_warmup=100, num_samples=100, progress=False)
-    for method in ("auto", "ncp"):
-        ar.infer(radon, county, floor, uranium, 5, y=rng.standard_normal(40).astype(np.float32), method=method,
-                 vi_config=TINY_VI if method == "ncp" else None, num_leapfrog=2, **settings)
+    settings = dict(num_chains=2, num_warmup=100, num_samples=100, progress=False, method=method,
+                    vi_config=TINY_VI if method == "ncp" else None, num_leapfrog="oracle" if method == "meta" else 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ar.ConvergenceWarning)  # a short run; only compilation is checked
+        ar.infer(radon, county, floor, uranium, 5, y=rng.standard_normal(40).astype(np.float32), **settings)
         before = PROGRAMS.num_compilations
-        # A new seed, and new data of the same shapes.
-        second = ar.infer(radon, county, floor, uranium, 5, y=rng.standard_normal(40).astype(np.float32), seed=1,
-                          method=method, vi_config=TINY_VI if method == "ncp" else None, num_leapfrog=2, **settings)
-        assert PROGRAMS.num_compilations == before, method
-        assert second.timing["compile"] == 0.0
+        with _Compilations() as compilations:
+            # A new seed, and new data of the same shapes.
+            second = ar.infer(radon, county, floor, uranium, 5, y=rng.standard_normal(40).astype(np.float32), seed=1,
+                              **settings)
+    assert PROGRAMS.num_compilations == before
+    assert compilations.messages == []
+    assert second.timing["compile"] == 0.0
 
 
 @pytest.mark.parametrize("method", ["cp", "ncp", "vip", "ihmc", "auto", "meta", "given"])
