@@ -6,8 +6,10 @@
 #              an import fails (pure Python, or cp312 builds)
 #   .gpu_data  a copy of ../shared/data (the zoo's real data; never committed)
 #   runs       the corpus (runs/corpus) and the seed networks (runs/seed_{0,1,2}/meta_gnn.*)
-# Results come back in $OUT/ev_fit, one JSON per finished task; the in-process checks and the timing
-# tasks then run on a quiet machine: `autoreparam meta evaluate --out <that folder> --parts checks,timing`.
+# Results come back in $OUT/ev_fit.tgz (one JSON per finished task); unpacked, the rest runs on a quiet
+# machine with the same options (a folder refuses others; what finished is skipped):
+#   autoreparam meta evaluate --out runs/ev_fit --corpus runs/corpus --protocol short_3 \
+#     --seed-networks runs/seed_0/meta_gnn,runs/seed_1/meta_gnn,runs/seed_2/meta_gnn --num-cpus 2
 # Locally: PY=.venv/bin/python OUT=/tmp/out WORKERS=2 DEADLINE=1 bash benchmarks/gpu_meta_eval.sh
 set -uo pipefail
 PY=${PY:-python3}
@@ -25,7 +27,7 @@ for pair in blackjax:blackjax lark:lark equinox:equinox jaxtyping:jaxtyping wadl
   "$PY" -c "import ${pair%%:*}" 2>/dev/null || { echo "installing ${pair##*:}";
     "$PY" -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/"${pair##*:}"-*.whl; }
 done
-export PYTHONPATH=/tmp/site:src AUTOREPARAM_DATA=${AUTOREPARAM_DATA:-.gpu_data} XDG_CACHE_HOME=/tmp/xdg PYTHONUNBUFFERED=1
+export JAX_PLATFORMS=cpu PYTHONPATH=/tmp/site:src AUTOREPARAM_DATA=${AUTOREPARAM_DATA:-.gpu_data} XDG_CACHE_HOME=/tmp/xdg PYTHONUNBUFFERED=1
 "$PY" -c "import jax, numpyro, blackjax, equinox, optax, arviz, lark; print('jax', jax.__version__, 'numpyro', numpyro.__version__, 'equinox', equinox.__version__, 'arviz', arviz.__version__)" 2>&1 | tee "$OUT/versions.txt"
 # An inner limit, so that the results are packed before the device tool's own limit ends the command
 # (its file transfer refuses names with "+" and many files: one tarball comes back).

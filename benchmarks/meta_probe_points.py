@@ -108,7 +108,7 @@ def _probe_at(model, args, kwargs, latents, values: dict, seed: int) -> dict[str
     """Per latent with a family, the elements' ``log(s^2 c)`` at the original values ``values``."""
     coords = tuple(jnp.asarray(np.log(values[s.name]) if _log_coordinate(s) else values[s.name],
                                dtype=jnp.float32).reshape(s.shape) for s in latents)
-    probes = jax.device_get(jax.jit(_probe_function(model, args, kwargs, latents, seed))(coords))
+    probes = jax.device_get(jax.jit(_probe_function(model, args, kwargs, latents, jax.random.PRNGKey(seed)))(coords))
     return {s.name: _log_s2c(np.asarray(scale, np.float64), np.asarray(curvature, np.float64))
             for s, (scale, _loc, curvature) in zip(latents, probes) if s.family is not None}
 

@@ -20,8 +20,9 @@ Resumable: finished keys are skipped. (Its first version, for fuzzing only, was
 
 `meta-evaluate` runs the model tasks of `autoreparam meta evaluate` (funnel grid, held-out programs, zoo,
 other seeds' networks; `meta_eval.run.plan_evaluation`), each writing its own JSON as the command's do;
-the in-process checks and the timing tasks are left to the command (`--parts checks,timing`) on a
-quiet machine, and protocol.json records which machine ran which part.
+the in-process checks and the timing tasks are left to the command on a quiet machine, with the same
+options (a folder refuses others): `autoreparam meta evaluate --out runs/ev_fit --corpus runs/corpus
+--protocol short_3 --seed-networks ... --parts checks,timing`. Each task's JSON records its machine.
 
 `--deadline-minutes`: no task starts after it; the tasks in flight (at most one per worker) finish.
 """
@@ -144,14 +145,15 @@ def _meta_evaluate(args) -> int:
     import jax
 
     from autoreparam.meta.tasks import _guarded, pending
+    from autoreparam.meta_eval.machine import WORKERS_VARIABLE
     from autoreparam.meta_eval.model_task import evaluate_model
-    from autoreparam.meta_eval.run import describe_machine, plan_evaluation
+    from autoreparam.meta_eval.run import plan_evaluation
 
+    os.environ[WORKERS_VARIABLE] = str(args.workers)  # recorded by each task beside its seconds
     seeds = tuple(s for s in args.seed_networks.split(",") if s)
     parts = tuple(p for p in args.parts.split(",") if p)
-    tasks, _ = plan_evaluation(args.out, corpus=args.corpus, protocol=args.protocol, network=args.network,
-                               seed_networks=seeds, prototype=None, parts=parts,
-                               machine=describe_machine(args.workers))
+    tasks = plan_evaluation(args.out, corpus=args.corpus, protocol=args.protocol, network=args.network,
+                            seed_networks=seeds, prototype=None, parts=parts).tasks
     # The longest tasks first (the zoo's NUTS runs), so that none starts just before the deadline.
     order = {"zoo": 0, "held_out": 1, "funnel": 2, "seeds": 3}
     todo = sorted(pending(tasks), key=lambda t: order.get(os.path.relpath(t.out, args.out).split(os.sep)[0], 4))
@@ -182,9 +184,13 @@ def main(argv=None) -> int:
     # Fuzzing compiles each program once: no cache, and no LLVM optimisation.
     cache = None if args.command in ("fuzz", "meta-evaluate") else os.path.join(args.out, "jax_cache")
     os.environ.update(worker_environment(cache, fast_compile=args.command == "fuzz"))
+    # JAX is imported by now (autoreparam's package import) and reads JAX_PLATFORMS only then: this
+    # process too must stay off an accelerator (on a GPU machine it would otherwise reserve its memory).
+    import jax
+
+    jax.config.update("jax_platforms", "cpu")
     if args.command == "meta-evaluate":
         return _meta_evaluate(args)
-    import jax
 
     from autoreparam.benchmark.store import ResultStore
     from autoreparam.reliability.cli import record_command

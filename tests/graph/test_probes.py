@@ -110,24 +110,40 @@ def test_a_second_graph_reuses_the_probe_program_with_its_own_data():
     assert not np.array_equal(first.element_features, fresh.element_features)
 
 
-def test_a_new_seed_reuses_the_site_and_probe_programs_and_draws_its_own_prior_point():
+def _wide(y):
+    # A site above EXACT_DIAGONAL_LIMIT elements: its curvature is read by Hutchinson's probe vectors,
+    # the one place the probe program draws from the seed's key.
+    tau = numpyro.sample("tau", dist.LogNormal(0.0, 1.0))
+    z = numpyro.sample("z", dist.Normal(0.0, tau).expand([y.shape[0]]).to_event(1))
+    numpyro.sample("y", dist.Normal(z[1:] * z[:-1], 1.0).to_event(1), obs=y[1:])
+
+
+@pytest.mark.parametrize("case", ["eight_schools", "hutchinson"])
+def test_a_new_seed_reuses_the_site_and_probe_programs_and_draws_its_own_prior_point(case):
     """The seed is an argument of both kept programs, not part of their keys: with it in the keys, each
     new seed of ``infer(method="meta")`` compiled the graph's programs again (radon MN: 0.2 to 0.3 s)."""
     from autoreparam.graph import program
 
-    model_graph(eight_schools, SIGMA, y=Y, seed=0)
-    sites, probe_programs = len(program._SITE_PROGRAMS), len(probes._PROBE_PROGRAMS)
-    reused = model_graph(eight_schools, SIGMA, y=Y, seed=1)
-    assert (len(program._SITE_PROGRAMS), len(probes._PROBE_PROGRAMS)) == (sites, probe_programs)
-    draws = [{s.name: s.value for s in program.trace_sites(eight_schools, (SIGMA,), {"y": Y}, seed=k)} for k in (0, 1)]
-    assert not np.array_equal(draws[0]["theta"], draws[1]["theta"])  # each seed its own prior draw
+    model, args, kwargs = ((eight_schools, (SIGMA,), {"y": Y}) if case == "eight_schools" else
+                           (_wide, (np.linspace(-1.0, 1.0, probes.EXACT_DIAGONAL_LIMIT + 44, dtype=np.float32),), {}))
+    model_graph(model, *args, seed=0, **kwargs)
+    kept = (dict(program._SITE_PROGRAMS), dict(probes._PROBE_PROGRAMS))
+    reused = model_graph(model, *args, seed=1, **kwargs)
+    for before, after in zip(kept, (program._SITE_PROGRAMS, probes._PROBE_PROGRAMS)):
+        assert after.keys() == before.keys() and all(after[k] is before[k] for k in before)
+    name = "theta" if case == "eight_schools" else "z"
+    draws = [{s.name: s.value for s in program.trace_sites(model, args, kwargs, seed=k)} for k in (0, 1)]
+    assert not np.array_equal(draws[0][name], draws[1][name])  # each seed its own prior draw
     program._SITE_PROGRAMS.clear()
     probes._PROBE_PROGRAMS.clear()
-    fresh = model_graph(eight_schools, SIGMA, y=Y, seed=1)
+    fresh = model_graph(model, *args, seed=1, **kwargs)
     np.testing.assert_array_equal(reused.element_features, fresh.element_features)
     np.testing.assert_array_equal(reused.node_features, fresh.node_features)
-    again = {s.name: s.value for s in program.trace_sites(eight_schools, (SIGMA,), {"y": Y}, seed=1)}
-    np.testing.assert_array_equal(again["theta"], draws[1]["theta"])
+    again = {s.name: s.value for s in program.trace_sites(model, args, kwargs, seed=1)}
+    np.testing.assert_array_equal(again[name], draws[1][name])
+    if case == "hutchinson":  # the key reaches the probe vectors: another seed, other curvature estimates
+        other = model_graph(model, *args, seed=2, **kwargs)
+        assert not np.array_equal(other.element_features, fresh.element_features)
 
 
 def test_site_records_come_from_one_compiled_program_that_reads_each_calls_data():

@@ -1,5 +1,5 @@
-"""The shipped weights' model card (``meta/weights/MODEL_CARD.md``), written from their JSON card and
-the evaluation results, so that it never disagrees with them."""
+"""The default network's model card (``meta/weights/MODEL_CARD_fit.md``), written from its JSON card
+and the evaluation results, so that it never disagrees with them."""
 
 from __future__ import annotations
 
@@ -72,7 +72,22 @@ _LIMITS = ["", "## Limits", "",
            "META.md says where it falls short of per-model VIP."]
 
 
-def write_model_card(stem, results_dir, out) -> Path:
+def _where(results: Results) -> str:
+    """The machines the evaluation ran on, as the card names them."""
+    machines = list(dict.fromkeys(m for counts in results.machines().values() for m in counts))
+    if not machines:
+        return f"`{results.protocol.get('machine', '?')}`"
+    if len(machines) == 1:
+        return f"`{machines[0]}`"
+    return ", ".join(f"`{m}`" for m in machines) + " (META.md's section \"What ran\" says which part ran where)"
+
+
+def write_model_card(stem, results_dir, out, light_results=None) -> Path:
+    """The card of the network META.md's evaluation ran (``results_dir``, `autoreparam meta evaluate`).
+
+    ``light_results``: a folder `benchmarks/meta_fit_points.py` wrote, whose lighter comparison with the
+    network read at the prior points (the evidence that made this one the default) the card adds.
+    """
     stem = Path(stem)
     mark = {True: "met", False: "missed", None: "not measured"}
     results = Results.load(results_dir)
@@ -80,11 +95,13 @@ def write_model_card(stem, results_dir, out) -> Path:
     lines += [
         "",
         "## Evaluation (META.md has every table)", "",
-        f"Protocol `{results.protocol.get('protocol', {}).get('name', '?')}` on `{results.protocol.get('machine', '?')}`; "
+        f"Protocol `{results.protocol.get('protocol', {}).get('name', '?')}` on {_where(results)}; "
         "the section \"Not run\" of META.md lists what this evaluation did not reach.", "",
         "| target | measured | |", "| --- | --- | --- |",
     ]
     lines += [f"| {t['target']} | {t['measured']} | {mark[t['met']]} |" for t in targets(results)]
+    if light_results is not None:
+        lines += _light_evaluation(Path(light_results))
     return write_text(out, "\n".join(lines + _LIMITS) + "\n")
 
 
@@ -94,11 +111,10 @@ def _gain_share(model: dict, label: str) -> str:
     return f"{100 * mine / vip:.0f}% ({mine:.1f} of {vip:.1f} nat)" if vip > 0 else "VIP gains nothing"
 
 
-def write_fit_model_card(stem, results_dir, out) -> Path:
-    """The card of the network trained on fit-probed graphs, with the lighter evaluation it has had
-    (`benchmarks/meta_fit_points.py`: every centring's ELBO fitted by the labels' VI protocol, no
-    NUTS), beside the default network's numbers from the same run."""
-    stem, results_dir = Path(stem), Path(results_dir)
+def _light_evaluation(results_dir: Path) -> list[str]:
+    """The card's section on the lighter evaluation that chose the fit-probed network as the default
+    (`benchmarks/meta_fit_points.py`: every centring's ELBO fitted by the labels' VI protocol, no NUTS),
+    beside the network read at the prior points from the same run."""
     summary = json.loads((results_dir / "summary.json").read_text())["summary"]
     german = json.loads((results_dir / "german_credit.json").read_text())
     ours, shipped = "retrained_fit", "meta_prior"
@@ -129,15 +145,13 @@ def write_fit_model_card(stem, results_dir, out) -> Path:
         ("robustness cases finite and in [0, 1] (of 5)", str(summary["robust_cases_finite_in_unit_interval"][ours]),
          str(summary["robust_cases_finite_in_unit_interval"][shipped])),
     ]
-    lines = _network_lines(stem, "the meta-learned network read at fit points", _loaded_by(stem))
-    lines += [
+    lines = [
         "",
-        f"## Evaluation (`{results_dir.as_posix()}`, its README has the commands)", "",
-        "Not META.md's evaluation: every centring's ELBO was fitted by the training labels' VI protocol (1000 "
-        "Adam steps of 32 draws), with no NUTS runs, so META.md's ESS and timing targets are not measured for "
-        "this network (its NUTS runs on the zoo: `benchmarks/results/meta_fit_nuts`). The network read at the "
-        "prior points (`meta_gnn`) was scored in the same run.", "",
+        f"## The comparison that made it the default (`{results_dir.as_posix()}`, its README has the commands)", "",
+        "A lighter evaluation than META.md's: every centring's ELBO was fitted by the training labels' VI protocol "
+        "(1000 Adam steps of 32 draws), with no NUTS runs (NUTS in both networks' centrings on the zoo: "
+        "`benchmarks/results/meta_fit_nuts`). The network read at the prior points (`meta_gnn`) was scored in the "
+        "same run.", "",
         "| measure | this network | `meta_gnn`, at the prior points |", "| --- | --- | --- |",
     ]
-    lines += [f"| {name} | {a} | {b} |" for name, a, b in rows]
-    return write_text(out, "\n".join(lines + _LIMITS) + "\n")
+    return lines + [f"| {name} | {a} | {b} |" for name, a, b in rows]

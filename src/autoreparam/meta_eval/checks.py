@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from autoreparam.meta.files import write_json
+from autoreparam.meta_eval.machine import describe_machine
 from autoreparam.meta_eval.protocol import SECTION3_Q, SECTION3_SIGMA_MU
 
 _WIDE = 100_000
@@ -41,7 +42,7 @@ def section3(out, networks: dict, prototype) -> dict:
             if prototype is not None:
                 row["prototype"] = float(centring_per_site(graph, prototype_lambda(prototype, graph))["mu"][0])
             rows.append(row)
-    write_json(out, {"rows": rows})
+    write_json(out, {"rows": rows, "ran_on": describe_machine()})
     return {"rows": rows}
 
 
@@ -118,5 +119,5 @@ def robustness(out, network, prototype) -> dict:
             "lambda": {n: float(np.mean(v)) for n, v in prediction.lam.items()},
             "prototype_finite": bool(np.all(np.isfinite(proto))),
         })
-    write_json(out, {"rows": rows})
+    write_json(out, {"rows": rows, "ran_on": describe_machine()})
     return {"rows": rows}

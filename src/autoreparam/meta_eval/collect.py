@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from autoreparam.errors import ArgumentError
 from autoreparam.meta_eval.protocol import ZOO
 
 
@@ -46,7 +47,10 @@ class Results:
             path = root / name
             return json.loads(path.read_text())["rows"] if path.exists() else []
 
-        protocol = json.loads((root / "protocol.json").read_text()) if (root / "protocol.json").exists() else {}
+        if not (root / "protocol.json").exists():
+            raise ArgumentError(f"{root} is not an evaluation folder (no protocol.json): give the folder "
+                                "`autoreparam meta evaluate --out` wrote")
+        protocol = json.loads((root / "protocol.json").read_text())
         zoo = sorted(_read(root / "zoo"), key=lambda r: ZOO.index(r["name"]) if r["name"] in ZOO else 99)
         timing = sorted(_read(root / "timing"), key=lambda r: ZOO.index(r["name"]) if r["name"] in ZOO else 99)
         seeds = {g: _read(root / "seeds" / g) for g in ("funnel", "held_out", "zoo")}
@@ -58,8 +62,10 @@ class Results:
 
         Results written before tasks recorded their machine count under protocol.json's ``machine``.
         """
-        parts = {"funnel": self.funnel, "held_out": self.held_out, "zoo": self.zoo, "timing": self.timing,
-                 "seeds": [r for rows in self.seeds.values() for r in rows]}
+        checks = [json.loads((self.root / name).read_text()) for name in ("section3.json", "robustness.json")
+                  if (self.root / name).exists()]
+        parts = {"checks": checks, "funnel": self.funnel, "held_out": self.held_out, "zoo": self.zoo,
+                 "timing": self.timing, "seeds": [r for rows in self.seeds.values() for r in rows]}
         out = {}
         for part, rows in parts.items():
             counts: dict[str, int] = {}

@@ -5,6 +5,8 @@ Every command is resumable: it writes one file per finished unit of work and ski
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 
 
 def _add_cluster_arguments(parser) -> None:
@@ -76,24 +78,27 @@ def cmd_ensemble(args) -> int:
 
 
 def cmd_report(args) -> int:
+    from autoreparam.errors import ArgumentError
     from autoreparam.meta_eval.report import write_report
 
+    if args.light_results and not args.card:
+        raise ArgumentError("--light-results adds a section to the model card: give --card with it")
+    if args.card:
+        from autoreparam.meta.predict import SHIPPED
+
+        # The card is the shipped default's: refuse results of another network (a default of the past).
+        name = json.loads((Path(args.results) / "protocol.json").read_text()).get("network_name") \
+            if (Path(args.results) / "protocol.json").exists() else None
+        if name != SHIPPED:
+            raise ArgumentError(f"--card writes the card of the default network {SHIPPED!r}, but {args.results} "
+                                f"evaluated {name or 'a network it does not name'}; run the report without --card")
     print(write_report(args.results, args.out, runs=tuple(r for r in (args.runs or "").split(",") if r)))
     if args.card:
         from autoreparam.meta.predict import CARDS, SHIPPED, shipped_stem
         from autoreparam.meta_eval.card import write_model_card
 
-        # The evaluation ran the default network ("meta"): its card.
-        print(write_model_card(shipped_stem(), args.results, shipped_stem().parent / CARDS[SHIPPED]))
-    return 0
-
-
-def cmd_fit_card(args) -> int:
-    from autoreparam.meta.predict import CARDS, SHIPPED_FIT, shipped_stem
-    from autoreparam.meta_eval.card import write_fit_model_card
-
-    stem = shipped_stem(SHIPPED_FIT)
-    print(write_fit_model_card(stem, args.results, stem.parent / CARDS[SHIPPED_FIT]))
+        print(write_model_card(shipped_stem(), args.results, shipped_stem().parent / CARDS[SHIPPED],
+                               light_results=args.light_results))
     return 0
 
 
@@ -156,7 +161,7 @@ def add_meta_commands(sub) -> None:
     evaluate.add_argument("--network", default=None, help="network stem (default: the shipped weights)")
     evaluate.add_argument("--seed-networks", default=None, help="comma-separated stems of other training seeds")
     evaluate.add_argument("--prototype", default=None, help="prototype stem (default: the shipped one)")
-    evaluate.add_argument("--parts", default=None, help="comma-separated: checks,funnel,held_out,zoo,timing")
+    evaluate.add_argument("--parts", default=None, help="comma-separated: checks,funnel,held_out,zoo,timing,seeds")
     _add_cluster_arguments(evaluate)
     evaluate.set_defaults(func=cmd_evaluate)
 
@@ -167,12 +172,10 @@ def add_meta_commands(sub) -> None:
     report.add_argument("--card", action="store_true",
                         help="also write the default network's card (meta/weights/MODEL_CARD_fit.md), which the "
                              "evaluation ran as 'meta'")
+    report.add_argument("--light-results", default=None,
+                        help="with --card: a folder benchmarks/meta_fit_points.py wrote, whose comparison with the "
+                             "network read at the prior points the card adds")
     report.set_defaults(func=cmd_report)
-
-    fit_card = commands.add_parser("fit-card", help="write meta/weights/MODEL_CARD_fit.md, the card of the network "
-                                   "read at fit points, from its benchmarks/meta_fit_points.py results")
-    fit_card.add_argument("--results", required=True, help="the folder benchmarks/meta_fit_points.py wrote")
-    fit_card.set_defaults(func=cmd_fit_card)
 
 
 __all__ = ["add_meta_commands"]

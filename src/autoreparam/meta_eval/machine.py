@@ -11,10 +11,16 @@ def cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
-def describe_machine(workers: int | None = None) -> str:
-    """Host, architecture, JAX platform, CPUs, worker processes (if known) and jax version."""
+# Set by the driver of an evaluation (`meta_eval.run.worker_count`, `benchmarks/process_pool.py`): how
+# many worker processes shared the machine, which matters when reading its seconds.
+WORKERS_VARIABLE = "AUTOREPARAM_EVAL_WORKERS"
+
+
+def describe_machine() -> str:
+    """Host, architecture, JAX platform, CPUs, worker processes (where the driver said) and jax version."""
     import jax
 
+    workers = os.environ.get(WORKERS_VARIABLE)
     pool = "" if workers is None else f", {workers} worker processes"
     return (f"{platform.node()} ({platform.machine()}, {jax.devices()[0].platform}, {cpus()} CPUs{pool}, "
             f"jax {jax.__version__})")

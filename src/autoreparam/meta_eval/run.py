@@ -7,13 +7,16 @@ zoo model); ``protocol.json`` records what ran. Rerunning skips every finished f
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 from autoreparam.meta.files import write_json
 from autoreparam.meta.tasks import Task, run_tasks
-from autoreparam.meta_eval.machine import cpus, describe_machine
+from autoreparam.errors import ArgumentError
+from autoreparam.meta_eval.machine import WORKERS_VARIABLE, cpus, describe_machine
 from autoreparam.meta_eval.model_task import evaluate_model
 from autoreparam.meta_eval.models import spec_name
 from autoreparam.meta_eval.protocol import (EVAL_VI, FUNNEL_SIGMA, FUNNEL_VI, FUNNEL_Y, HELD_OUT_SPLITS, METHODS,
@@ -68,27 +71,45 @@ def model_tasks(out: Path, corpus: Path | None, protocol, networks: dict, protot
     return tasks
 
 
-def plan_evaluation(out, *, corpus=None, protocol: str = "cpu", network: str | None = None, seed_networks=(),
-                    prototype: str | None = None, parts=PARTS, machine: str | None = None):
-    """Record what runs in ``out/protocol.json`` and return its tasks: (model tasks, timing tasks).
+@dataclasses.dataclass(frozen=True)
+class EvaluationPlan:
+    """What one evaluation runs: model tasks, timing tasks, and the networks the in-process checks read."""
 
-    ``machine`` describes the machine that runs the tasks (default: this one). Each task's JSON also
-    records its own (``ran_on``), so parts that ran elsewhere (a GPU machine's CPU cores for the model
-    tasks, a quiet machine for timing) are reported as such.
+    tasks: list
+    timing: list
+    networks: dict
+    others: dict
+    prototype: str
+
+
+# protocol.json's fields that decide what the tasks compute: a folder keeps one value of each.
+_DECIDING = ("protocol", "networks", "network_name", "other_networks", "prototype")
+
+
+def plan_evaluation(out, *, corpus=None, protocol: str = "cpu", network: str | None = None, seed_networks=(),
+                    prototype: str | None = None, parts=PARTS) -> EvaluationPlan:
+    """Record what runs in ``out/protocol.json`` and return the plan.
+
+    A folder holds one evaluation: a command whose protocol, networks or prototype differ from those
+    ``protocol.json`` records is refused (a resumed run would mix both in one report). The machine is
+    recorded as the planner's; each task's JSON records its own (``ran_on``), so parts run elsewhere (a
+    lent machine's CPU cores for the model tasks, a quiet machine for timing) are reported as such.
     """
-    from autoreparam.meta.predict import shipped_stem
+    from autoreparam.meta.predict import SHIPPED, shipped_stem
 
     out = Path(out)
     chosen = PROTOCOLS[protocol]
-    prototype = str(prototype or shipped_stem("prototype"))
     networks = {"meta": network}
     others = {Path(stem).parent.name + ("" if Path(stem).name == "meta_gnn" else f"/{Path(stem).name}"): stem
               for stem in seed_networks}
-    machine = machine or describe_machine()
-    write_json(out / "protocol.json", {"protocol": dataclasses.asdict(chosen), "networks": networks,
-                                       "other_networks": others,
-                                       "prototype": prototype, "eval_vi": _vi(EVAL_VI), "funnel_vi": _vi(FUNNEL_VI),
-                                       "machine": machine})
+    record = {"protocol": dataclasses.asdict(chosen), "networks": networks,
+              # the network "meta" is, by name: the shipped default changes, a results folder does not
+              "network_name": Path(network).name if network else SHIPPED,
+              "other_networks": others, "prototype": prototype or "shipped",
+              "eval_vi": _vi(EVAL_VI), "funnel_vi": _vi(FUNNEL_VI), "machine": describe_machine()}
+    _refuse_other_evaluation(out / "protocol.json", record)
+    write_json(out / "protocol.json", record)
+    prototype = str(prototype or shipped_stem("prototype"))
     tasks = model_tasks(out, Path(corpus) if corpus else None, chosen, networks, prototype, parts)
     if "seeds" in parts and others:
         tasks += seed_tasks(out, Path(corpus) if corpus else None, chosen, {"meta": network, **others})
@@ -96,7 +117,35 @@ def plan_evaluation(out, *, corpus=None, protocol: str = "cpu", network: str | N
     if "timing" in parts:
         timing = [Task(out / "timing" / f"{name}.json", {"spec": {"kind": "zoo", "name": name},
                                                          "num_samples": chosen.timing_samples}) for name in ZOO]
-    return tasks, timing
+    return EvaluationPlan(tasks, timing, networks, others, prototype)
+
+
+def _refuse_other_evaluation(path: Path, record: dict) -> None:
+    if not path.exists():
+        return
+    previous = json.loads(path.read_text())
+    as_json = json.loads(json.dumps(record))  # tuples as the file holds them: lists
+    differ = [k for k in _DECIDING if k in previous and previous[k] != as_json[k]]
+    if differ:
+        raise ArgumentError(
+            f"{path.parent} holds an evaluation with another {', '.join(differ)} ({path}: "
+            + "; ".join(f"{k} {json.dumps(previous[k])}" for k in differ)
+            + "); give the same options (--protocol, --network, --seed-networks, --prototype) or another --out")
+
+
+@contextlib.contextmanager
+def worker_count(workers: int | None):
+    """Tell the tasks' `describe_machine` how many worker processes share the machine (forwarded to
+    Ray's workers and inherited by spawned processes)."""
+    previous = os.environ.pop(WORKERS_VARIABLE, None)
+    if workers is not None:
+        os.environ[WORKERS_VARIABLE] = str(workers)
+    try:
+        yield
+    finally:
+        os.environ.pop(WORKERS_VARIABLE, None)
+        if previous is not None:
+            os.environ[WORKERS_VARIABLE] = previous
 
 
 def evaluate(out, *, corpus=None, protocol: str = "cpu", network: str | None = None, seed_networks=(),
@@ -104,17 +153,15 @@ def evaluate(out, *, corpus=None, protocol: str = "cpu", network: str | None = N
              progress=True) -> Path:
     """Run (or resume) the evaluation into ``out``."""
     out = Path(out)
-    workers = 1 if serial else (None if address else (num_cpus or cpus()))
-    tasks, timing = plan_evaluation(out, corpus=corpus, protocol=protocol, network=network,
-                                    seed_networks=seed_networks, prototype=prototype, parts=parts,
-                                    machine=describe_machine(workers))
-    if "checks" in parts:
-        protocol_record = json.loads((out / "protocol.json").read_text())
-        _checks(out, protocol_record["networks"], protocol_record["other_networks"], protocol_record["prototype"])
-    run_tasks(evaluate_model, tasks, address=address, num_cpus=num_cpus, serial=serial, label="evaluate",
-              progress=progress, max_calls=5)
-    run_tasks(time_model, timing, address=address, num_cpus=num_cpus, serial=serial, label="timing",
-              progress=progress, max_calls=1)
+    with worker_count(1 if serial else (None if address else (num_cpus or cpus()))):
+        plan = plan_evaluation(out, corpus=corpus, protocol=protocol, network=network,
+                               seed_networks=seed_networks, prototype=prototype, parts=parts)
+        if "checks" in parts:
+            _checks(out, plan.networks, plan.others, plan.prototype)
+        run_tasks(evaluate_model, plan.tasks, address=address, num_cpus=num_cpus, serial=serial, label="evaluate",
+                  progress=progress, max_calls=5)
+        run_tasks(time_model, plan.timing, address=address, num_cpus=num_cpus, serial=serial, label="timing",
+                  progress=progress, max_calls=1)
     return out
 
 
