@@ -7,7 +7,9 @@ runs no variational fit, so the one place a prediction can enter is the lambda i
 in, the rule's lambda at the initial values, used until the first rule switch (after the first long
 slow window, ``auto.rule_switches``). With the fourth argument ``meta``, this patches ``auto._Run``
 so that its first ``lambda_at`` returns the shipped network's prediction (``meta.predict``) for the
-model instead; every later re-evaluation is the rule's, as before. Without it, `auto` runs unchanged
+model instead; every later re-evaluation is the rule's, as before. (Since `auto` reads its first lambda at
+the origin, ``lambda_at_origin``, that call is the one patched: at d080f63, where the first run was
+made, it was the first ``lambda_at``.) Without it, `auto` runs unchanged
 (the baseline, same process and machine). One JSON line per model and seed, the fields of
 ``benchmarks/auto_compare.py`` plus the prediction's seconds (graph and network, compilation
 included; the first model pays the network's compilation).
@@ -28,18 +30,27 @@ from autoreparam.models import load  # noqa: E402
 
 LABEL, MODELS, SEEDS = sys.argv[1], sys.argv[2].split(","), [int(s) for s in sys.argv[3].split(",")]
 USE_META = len(sys.argv) > 4 and sys.argv[4] == "meta"
-_lambda_at = auto._Run.lambda_at
+_lambda_at, _lambda_at_origin = auto._Run.lambda_at, auto._Run.lambda_at_origin
 STATE = {"prediction": None}
 
 
 def lambda_at(self, flat_points):
+    # The warm-up's first lambda, where the origin's density was not finite (another start was found).
     if USE_META and not getattr(self, "_started", False):
         self._started = True
         return STATE["prediction"].parameterisation(self.coords.plan)
     return _lambda_at(self, flat_points)
 
 
-auto._Run.lambda_at = lambda_at
+def lambda_at_origin(self):
+    param, origin, finite = _lambda_at_origin(self)
+    if USE_META and finite:
+        self._started = True
+        return STATE["prediction"].parameterisation(self.coords.plan), origin, finite
+    return param, origin, finite
+
+
+auto._Run.lambda_at, auto._Run.lambda_at_origin = lambda_at, lambda_at_origin
 for name in MODELS:
     problem = load(name)
     for seed in SEEDS:
