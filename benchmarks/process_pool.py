@@ -38,6 +38,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 from autoreparam.cli_types import acceptance, count, natural
+from autoreparam.meta_eval.protocol import PROTOCOLS
 
 
 def _settings(args):
@@ -93,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     meta = sub.add_parser("meta-evaluate", help="the model tasks of `autoreparam meta evaluate`")
     meta.add_argument("--out", required=True)
     meta.add_argument("--corpus", default=None)
-    meta.add_argument("--protocol", default="cpu")
+    meta.add_argument("--protocol", default="cpu", choices=sorted(PROTOCOLS))
     meta.add_argument("--network", default=None, help="weights stem (default: the shipped network)")
     meta.add_argument("--seed-networks", default="", help="comma-separated weights stems of other training seeds")
     meta.add_argument("--parts", default="funnel,held_out,zoo,seeds")

@@ -21,6 +21,6 @@ def describe_machine() -> str:
     import jax
 
     workers = os.environ.get(WORKERS_VARIABLE)
-    pool = "" if workers is None else f", {workers} worker processes"
+    pool = "" if workers is None else f", {workers} worker process{'' if workers == '1' else 'es'}"
     return (f"{platform.node()} ({platform.machine()}, {jax.devices()[0].platform}, {cpus()} CPUs{pool}, "
             f"jax {jax.__version__})")
