@@ -60,7 +60,7 @@ class Results:
     def machines(self) -> dict[str, dict[str, int]]:
         """Part -> {machine: number of its tasks that ran there}, from each task's ``ran_on``.
 
-        Results written before tasks recorded their machine count under protocol.json's ``machine``.
+        Rows written before tasks recorded their machine are counted under protocol.json's ``machine``.
         """
         checks = [json.loads((self.root / name).read_text()) for name in ("section3.json", "robustness.json")
                   if (self.root / name).exists()]
