@@ -9,7 +9,9 @@ import pytest
 
 from autoreparam.cli import main
 
-pytestmark = pytest.mark.slow
+# Ray starts its local cluster with subprocess (fork, then exec at once) after JAX is initialised in
+# this process; JAX warns of any fork, and pytest makes that warning an error in the fork hook.
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:RuntimeWarning")]
 
 
 def test_labels_train_resume_evaluate_report(tmp_path, monkeypatch):
