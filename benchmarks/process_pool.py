@@ -145,8 +145,7 @@ def _meta_evaluate(args) -> int:
     """The model tasks of `autoreparam meta evaluate`, each writing its JSON (resumable as the command is)."""
     import jax
 
-    from autoreparam.meta.tasks import _guarded, pending
-    from autoreparam.meta_eval.machine import WORKERS_VARIABLE
+    from autoreparam.meta.tasks import WORKERS_VARIABLE, _guarded, pending
     from autoreparam.meta_eval.model_task import evaluate_model
     from autoreparam.meta_eval.run import plan_evaluation
 

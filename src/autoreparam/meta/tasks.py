@@ -27,10 +27,11 @@ from autoreparam.meta.files import write_json
 from autoreparam.progress import task_bar
 from autoreparam.ray_address import check_reachable
 
-# Environment a worker needs to behave like the driver (the last: how many workers share the machine,
-# which an evaluation task records beside its seconds, `meta_eval.machine`).
-_FORWARDED = ("JAX_PLATFORMS", "AUTOREPARAM_DATA", "XDG_CACHE_HOME", "JAX_ENABLE_X64", "XLA_FLAGS",
-              "AUTOREPARAM_EVAL_WORKERS")
+# How many worker processes share the machine: set by an evaluation's driver, recorded by each task
+# beside its seconds (`meta_eval.machine`).
+WORKERS_VARIABLE = "AUTOREPARAM_EVAL_WORKERS"
+# Environment a worker needs to behave like the driver.
+_FORWARDED = ("JAX_PLATFORMS", "AUTOREPARAM_DATA", "XDG_CACHE_HOME", "JAX_ENABLE_X64", "XLA_FLAGS", WORKERS_VARIABLE)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from autoreparam.meta.files import write_text
-from autoreparam.meta_eval.collect import Results
+from autoreparam.meta_eval.collect import Results, machine_names
 from autoreparam.meta_eval.targets import targets
 
 
@@ -74,7 +74,7 @@ _LIMITS = ["", "## Limits", "",
 
 def _where(results: Results) -> str:
     """The machines the evaluation ran on, as the card names them."""
-    machines = list(dict.fromkeys(m for counts in results.machines().values() for m in counts))
+    machines = machine_names(results.machines())
     if not machines:
         return f"`{results.protocol.get('machine', '?')}`"
     if len(machines) == 1:

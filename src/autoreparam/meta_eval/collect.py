@@ -27,6 +27,11 @@ def errors(folder: Path) -> list[dict]:
     return [{"file": str(p.name), "error": r["error"]} for p, r in zip(sorted(folder.glob("*.json")), rows) if "error" in r]
 
 
+def machine_names(where: dict[str, dict[str, int]]) -> list[str]:
+    """The distinct machines of `Results.machines`' answer, in the order its parts name them."""
+    return list(dict.fromkeys(m for counts in where.values() for m in counts))
+
+
 @dataclass
 class Results:
     root: Path

@@ -48,7 +48,8 @@ def first_prediction(spec: dict, cache_dir: str | Path, network: str = "shipped"
 
     Returns ``load`` (reading the weights), ``fit`` (the fit probes' short fit; 0 for a network read
     at the prior points), ``graph`` and ``network`` (compilation included), ``first_total`` (their
-    sum) and ``again`` (a repeat call in the same process). ``network``: a weights stem, or "shipped". ``src``: run the child on another checkout's ``src`` folder.
+    sum) and ``again`` (a repeat call in the same process). ``network``: a weights stem, or
+    "shipped". ``src``: run the child on another checkout's ``src`` folder.
     """
     env = {**os.environ, "AUTOREPARAM_CACHE_DIR": str(cache_dir), "AUTOREPARAM_COMPILATION_CACHE": "1"}
     if src:

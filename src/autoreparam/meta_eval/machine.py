@@ -5,15 +5,14 @@ from __future__ import annotations
 import os
 import platform
 
+from autoreparam.meta.tasks import WORKERS_VARIABLE  # set by the driver: `meta_eval.run.worker_count`
+
 
 def cpus() -> int:
     """CPUs this process may use (its affinity where the platform has one)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
-# Set by the driver of an evaluation (`meta_eval.run.worker_count`, `benchmarks/process_pool.py`): how
-# many worker processes shared the machine, which matters when reading its seconds.
-WORKERS_VARIABLE = "AUTOREPARAM_EVAL_WORKERS"
 
 
 def describe_machine() -> str:

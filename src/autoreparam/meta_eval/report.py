@@ -13,7 +13,7 @@ import numpy as np
 
 from autoreparam.meta.files import write_text
 from autoreparam.meta_eval import figures
-from autoreparam.meta_eval.collect import Results, best_fixed, ess, errors, regret, section3_error
+from autoreparam.meta_eval.collect import Results, best_fixed, ess, errors, machine_names, regret, section3_error
 from autoreparam.meta_eval.protocol import METHOD_NAMES, METHODS
 from autoreparam.meta_eval.targets import _fmt, targets
 
@@ -36,12 +36,13 @@ def _runs_section(runs: list[Path], results: Results) -> list[str]:
     name = results.protocol.get("protocol", {}).get("name", "?")
     setting = json.dumps(results.protocol.get("protocol", {}))
     where = results.machines()
-    if len({m for counts in where.values() for m in counts}) > 1:  # parts ran on different machines: say where
+    names = machine_names(where)
+    if len(names) > 1:  # parts ran on different machines: say where
         lines.append(f"Protocol `{name}`: `{setting}`. Where the tasks ran:")
         lines.append("")
         lines += [f"- {part}: " + "; ".join(f"{n} on `{m}`" for m, n in counts.items()) for part, counts in where.items()]
     else:
-        machine = next(iter(next(iter(where.values()))), None) if where else results.protocol.get("machine", "?")
+        machine = names[0] if names else results.protocol.get("machine", "?")
         lines.append(f"Evaluation on `{machine}`, protocol `{name}`: `{setting}`.")
     lines.append("")
     rows = []

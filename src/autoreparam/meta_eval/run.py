@@ -14,9 +14,9 @@ import os
 from pathlib import Path
 
 from autoreparam.meta.files import write_json
-from autoreparam.meta.tasks import Task, run_tasks
+from autoreparam.meta.tasks import WORKERS_VARIABLE, Task, run_tasks
 from autoreparam.errors import ArgumentError
-from autoreparam.meta_eval.machine import WORKERS_VARIABLE, cpus, describe_machine
+from autoreparam.meta_eval.machine import cpus, describe_machine
 from autoreparam.meta_eval.model_task import evaluate_model
 from autoreparam.meta_eval.models import spec_name
 from autoreparam.meta_eval.protocol import (EVAL_VI, FUNNEL_SIGMA, FUNNEL_VI, FUNNEL_Y, HELD_OUT_SPLITS, METHODS,
