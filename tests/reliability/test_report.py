@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,7 +12,8 @@ from autoreparam.benchmark.store import ResultStore
 from autoreparam.errors import ArgumentError
 from autoreparam.reliability.methods import RunSettings
 from autoreparam.reliability.ranks import NUM_THINNED, ranks
-from autoreparam.reliability.report import SUMMARY, write_reliability_report
+from autoreparam.reliability.report import (NOTES, SUMMARY, render_reliability, render_reliability_from_summary,
+                                            write_reliability_report)
 
 
 def save_cell(store, method, shift, n=40, seed=0):
@@ -44,7 +46,8 @@ def test_report_gives_each_cell_its_verdict(tmp_path):
     summary = json.loads((tmp_path / SUMMARY).read_text())
     cells = {c["method"]: c for c in summary["sbc"]["cells"]}
     assert cells["ncp/nuts"]["passed"] and not cells["wrong_jacobian/nuts"]["passed"]
-    assert summary["fuzz"]["counts"]["identity"] == {"programs": 2, "checks": 2, "failed": 1, "silent": 1, "errors": 0}
+    assert summary["fuzz"]["counts"]["identity"] == {"programs": 2, "checks": 2, "failed": 1, "silent": 1, "errors": 0,
+                                                         "families": ["funnel"]}
     assert (tmp_path / summary["sbc"]["figures"][0]).stat().st_size > 10_000
 
 
@@ -65,3 +68,41 @@ def test_report_of_fuzzing_alone_into_a_new_folder_and_of_nothing(tmp_path):
     with pytest.raises(ArgumentError, match="no results in .*no_sbc or .*no_fuzz"):
         write_reliability_report(tmp_path / "no_sbc", tmp_path / "no_fuzz", tmp_path / "elsewhere")
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_part_without_records_is_carried_over_from_the_summary_and_says_so(tmp_path):
+    store = ResultStore(tmp_path / "sbc")
+    save_cell(store, "ncp/nuts", 0.0)
+    fuzz = ResultStore(tmp_path / "fuzz")
+    fuzz.save("identity__0__000000", {"kind": "identity", "results": [
+        {"status": "ok", "program": 0, "family": "funnel", "failed": ["identity"], "max_relative_error": {"identity": 0.1}}]})
+    first = write_reliability_report(tmp_path / "sbc", tmp_path / "fuzz", tmp_path / "out", power_sims=5).read_text()
+    assert "carried over" not in first
+    # A checkout with new SBC records but no fuzz records keeps the fuzzing section, and says where it came from.
+    save_cell(store, "cp/nuts", 1.0, seed=2)
+    text = write_reliability_report(tmp_path / "sbc", tmp_path / "no_fuzz", tmp_path / "out", power_sims=5).read_text()
+    assert "The fuzzing section below is carried over from" in text
+    assert "| identity | 1 | 1 | 1 | 1 | 0 | funnel |" in text and "| funnel_observed | cp/nuts |" in text
+    summary = json.loads((tmp_path / "out" / SUMMARY).read_text())
+    assert summary["carried_over"] == ["fuzz"] and summary["fuzz"]["counts"]["identity"]["failed"] == 1
+
+
+def test_the_document_renders_again_from_its_summary_alone(tmp_path):
+    store = ResultStore(tmp_path / "sbc")
+    save_cell(store, "ncp/nuts", 0.0)
+    out = tmp_path / "out"
+    (out / "docs").mkdir(parents=True)
+    (out / "docs" / "reliability_findings.md").write_text("## Notes\n\nWritten by hand.\n")
+    written = write_reliability_report(tmp_path / "sbc", tmp_path / "no_fuzz", out, power_sims=5).read_text()
+    assert written.endswith("Written by hand.\n")
+    assert render_reliability_from_summary(out).read_text() == written
+    with pytest.raises(ArgumentError, match="no summary at"):
+        render_reliability_from_summary(tmp_path / "empty")
+
+
+def test_the_committed_reliability_report_is_its_committed_summary_and_notes_rendered():
+    """RELIABILITY.md must be what `autoreparam reliability --summary-only` writes: edit the notes in
+    docs/reliability_findings.md, not the document."""
+    root = Path(__file__).resolve().parents[2]
+    summary = json.loads((root / SUMMARY).read_text())
+    assert (root / "RELIABILITY.md").read_text() == render_reliability(summary, (root / NOTES).read_text())

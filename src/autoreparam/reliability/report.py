@@ -27,6 +27,7 @@ FIGURES = Path("figures") / "reliability"
 SUMMARY = Path("benchmarks") / "results" / "reliability_summary.json"
 NOTES = Path("docs") / "reliability_findings.md"
 MIN_REPLICATIONS = 10
+INVARIANTS = ("identity", "scan_twin", "prior", "invariance")  # the order of the fuzzing checks in the text
 PERTURBATIONS = {"draws shifted by +0.5 posterior sd": (0.5, 1.0), "draws 0.7x too narrow": (0.0, 0.7)}
 
 
@@ -75,23 +76,39 @@ def _cell_row(model: str, label: str, cell: dict, cal) -> dict:
     return row
 
 
-def sbc_section(records: list[dict], figures_dir: Path, power_sims: int = 200) -> tuple[list[str], dict]:
+def sbc_section(records: list[dict], figures_dir: Path, power_sims: int = 200) -> dict:
+    """The SBC part of the summary (cells, post-hoc controls, power, figure paths), from the saved
+    replications; the rank-histogram figures are drawn here, the text by `sbc_lines`."""
     cells = cell_ranks(records)
     models = [m for m in sbc_models() if any(k[0] == m for k in cells)]
-    rows, verdicts, lines = [], {}, []
+    rows, verdicts = [], {}
     for (model, label), cell in sorted(cells.items()):
         cal = calibration(cell["rank"], cell["labels"], NUM_THINNED) if len(cell["rank"]) >= MIN_REPLICATIONS else None
         verdicts[(model, label)] = cal
         rows.append(_cell_row(model, label, cell, cal))
-    lines += _sbc_table([r for r in rows if not r["method"].startswith(CONTROL)], "Methods")
-    lines += _sbc_table([r for r in rows if r["method"].startswith(CONTROL)], "Negative control (must FAIL)")
     controls = _derived_controls(cells, verdicts, models)
+    power = _power(cells, models, power_sims)
+    figures = []
+    for model in models:
+        by_label = {label: cells[(m, label)] for (m, label) in sorted(cells) if m == model}
+        path = rank_histograms(model, by_label, {lab: verdicts[(model, lab)] for lab in by_label},
+                               figures_dir / f"sbc_{model}.png")
+        figures.append(path.relative_to(figures_dir.parent.parent))
+    return {"cells": rows, "post_hoc_controls": controls, "power": power, "power_sims": power_sims,
+            "figures": [str(f) for f in figures]}
+
+
+def sbc_lines(sbc_json: dict) -> list[str]:
+    """The SBC tables, from the summary alone (so a committed summary re-renders the document)."""
+    rows, controls, power = sbc_json["cells"], sbc_json["post_hoc_controls"], sbc_json["power"]
+    power_sims = sbc_json.get("power_sims", 200)
+    lines = _sbc_table([r for r in rows if not r["method"].startswith(CONTROL)], "Methods")
+    lines += _sbc_table([r for r in rows if r["method"].startswith(CONTROL)], "Negative control (must FAIL)")
     lines += ["", "**Post-hoc controls** on real SBC output: the saved draws of each model's best-calibrated "
               "cell, moved or narrowed per replication, then tested the same way.", "",
               "| model | source cell | perturbation | n | min Holm p | verdict |", "|---|---|---|---|---|---|"]
     lines += [f"| {c['model']} | {c['source']} | {c['perturbation']} | {c['replications']} | "
               f"{_fmt_p(c['min_adjusted_p'])} | {'detected' if not c['passed'] else 'missed'} |" for c in controls]
-    power = _power(cells, models, power_sims)
     lines += ["", f"**Power** of this design (simulated, {power_sims} cells per point; one of k parameters "
               f"miscalibrated, Holm over 2k tests at alpha = {ALPHA}): the smallest error detected with "
               "probability 0.8, and the rate of false alarms of a whole cell.", "",
@@ -99,13 +116,7 @@ def sbc_section(records: list[dict], figures_dir: Path, power_sims: int = 200) -
               "|---|---|---|---|---|---|---|"]
     lines += [f"| {p['model']} | {p['replications']} | {p['parameters']} | {p['shift_sd'] or '> 2'} | "
               f"{p['narrow_ratio'] or '< 0.3'} | {p['wide_ratio'] or '> 3'} | {p['false_alarm_rate']:.3f} |" for p in power]
-    figures = []
-    for model in models:
-        by_label = {label: cells[(m, label)] for (m, label) in sorted(cells) if m == model}
-        path = rank_histograms(model, by_label, {lab: verdicts[(model, lab)] for lab in by_label},
-                               figures_dir / f"sbc_{model}.png")
-        figures.append(path.relative_to(figures_dir.parent.parent))
-    return lines, {"cells": rows, "post_hoc_controls": controls, "power": power, "figures": [str(f) for f in figures]}
+    return lines
 
 
 def _sbc_table(rows: list[dict], title: str) -> list[str]:
@@ -151,7 +162,9 @@ def _power(cells, models, sims) -> list[dict]:
     return out
 
 
-def fuzz_section(records: list[dict]) -> tuple[list[str], dict]:
+def fuzz_section(records: list[dict]) -> dict:
+    """The fuzzing part of the summary (counts, failures, errors, largest identity errors), from the
+    saved checks; the text is `fuzz_lines`."""
     summary = summarise_fuzz(records)
     worst = {}
     for rec in records:
@@ -159,38 +172,51 @@ def fuzz_section(records: list[dict]) -> tuple[list[str], dict]:
             for check, err in (r.get("max_relative_error") or {}).items():
                 if err is not None:
                     worst[check] = max(worst.get(check, 0.0), err)
+    failures = [(kind, r) for kind in INVARIANTS if kind in summary
+                for r in summary[kind]["failures"]]
+    counts = {k: {"programs": v["programs"], "checks": v["runs"], "failed": len(v["failures"]),
+                  "silent": len(v.get("silent_failures", v["failures"])), "errors": len(v["errors"]),
+                  "families": v["families"]}
+              for k, v in summary.items()}
+    return {"counts": counts, "max_relative_error": worst,
+            "failures": [{"invariant": k, **{f: r.get(f) for f in ("program", "family", "method", "failed",
+                                                                   "worst", "min_adjusted_p", "trustworthy")}}
+                         for k, r in failures],
+            "errors": [{"invariant": kind, "program": r.get("program"), "family": r.get("family"),
+                        "error": r["error"][:200]} for kind in summary for r in summary[kind]["errors"]]}
+
+
+def _in_order(counts: dict) -> list[tuple[str, dict]]:
+    """The invariants' counts in the text's order (a summary read back from JSON has its keys sorted)."""
+    return [(k, counts[k]) for k in INVARIANTS if k in counts] + [(k, v) for k, v in counts.items() if k not in INVARIANTS]
+
+
+def fuzz_lines(fuzz_json: dict) -> list[str]:
+    """The fuzzing tables, from the summary alone."""
     lines = ["", "| invariant | programs | checks | failed | of which silent | errors | families |",
              "|---|---|---|---|---|---|---|"]
-    for name, part in summary.items():
-        silent = len(part.get("silent_failures", part["failures"]))
-        lines.append(f"| {name} | {part['programs']} | {part['runs']} | {len(part['failures'])} | {silent} | "
-                     f"{len(part['errors'])} | {', '.join(part['families'])} |")
+    for name, part in _in_order(fuzz_json["counts"]):
+        lines.append(f"| {name} | {part['programs']} | {part['checks']} | {part['failed']} | {part['silent']} | "
+                     f"{part['errors']} | {', '.join(part.get('families', []))} |")
     lines += ["", "Largest relative error of each identity over all programs and points (float64): " +
-              ", ".join(f"{k} {v:.1e}" for k, v in sorted(worst.items())) + ". `round_trip_u` (u -> v -> u) is "
+              ", ".join(f"{k} {v:.1e}" for k, v in sorted(fuzz_json["max_relative_error"].items())) +
+              ". `round_trip_u` (u -> v -> u) is "
               "recorded, not tested: along a chain the paper's map multiplies earlier terms by 1 - a s^(1-b) per step, "
               "so recovering u cancels digits when that factor is far from 1 (`identity.py`); the tested round trip "
               "is v -> u -> v."]
-    failures = [(kind, r) for kind in ("identity", "scan_twin", "prior", "invariance") if kind in summary
-                for r in summary[kind]["failures"]]
-    if failures:
+    if fuzz_json["failures"]:
         lines += ["", "| invariant | program | family | method | what failed | trustworthy by its diagnostics |",
                   "|---|---|---|---|---|---|"]
-        for kind, r in failures:
-            what = (", ".join(r["failed"]) if kind in ("identity", "scan_twin")
+        for r in fuzz_json["failures"]:
+            what = (", ".join(r["failed"]) if r["invariant"] in ("identity", "scan_twin")
                     else f"{r['worst']} (Holm p {_fmt_p(r['min_adjusted_p'])})")
-            lines.append(f"| {kind} | {r['program']} | {r['family']} | {r.get('method', '')} | {what} | "
-                         f"{r.get('trustworthy', '')} |")
-    errors = [(kind, r) for kind in summary for r in summary[kind]["errors"]]
-    if errors:
+            trusted = "" if r.get("trustworthy") is None else r["trustworthy"]
+            lines.append(f"| {r['invariant']} | {r['program']} | {r['family']} | {r.get('method') or ''} | {what} | "
+                         f"{trusted} |")
+    if fuzz_json.get("errors"):
         lines += ["", "Errors (program rejected or a run raised):", ""]
-        lines += [f"- {kind} program {r.get('program')} ({r.get('family')}): {r['error'][:200]}" for kind, r in errors]
-    counts = {k: {"programs": v["programs"], "checks": v["runs"], "failed": len(v["failures"]),
-                  "silent": len(v.get("silent_failures", v["failures"])), "errors": len(v["errors"])}
-              for k, v in summary.items()}
-    return lines, {"counts": counts, "max_relative_error": worst,
-                   "failures": [{"invariant": k, **{f: r.get(f) for f in ("program", "family", "method", "failed",
-                                                                          "worst", "min_adjusted_p", "trustworthy")}}
-                                for k, r in failures]}
+        lines += [f"- {r['invariant']} program {r['program']} ({r['family']}): {r['error']}" for r in fuzz_json["errors"]]
+    return lines
 
 
 def _commands(root: Path) -> list[str]:
@@ -204,30 +230,84 @@ def _wall(root: Path) -> float:
     return sum(float(line.split()[0]) for line in path.read_text().split("\n") if line.strip()) if path.exists() else 0.0
 
 
+def _read_summary(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text()) if path.exists() else {}
+    except json.JSONDecodeError as e:
+        raise ArgumentError(f"{path} is not valid JSON ({e}); restore it from git or rerun the commands it names")
+
+
 def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims: int = 200) -> Path:
+    """Summarise the sbc and fuzz folders into ``<out>/benchmarks/results/reliability_summary.json`` and
+    render RELIABILITY.md from that summary and the notes.
+
+    A section whose folder holds no records is carried over from the summary already at ``out`` (its
+    numbers, commands, settings and runtime), and the document says so: the per-replication records
+    are not committed, so a checkout that reruns one part keeps the other."""
     out = Path(out)
     sbc_records, fuzz_records = ResultStore(sbc_dir).records(), ResultStore(fuzz_dir).records()
+    previous = _read_summary(out / SUMMARY)
     if not sbc_records and not fuzz_records:
         raise ArgumentError(f"no results in {sbc_dir} or {fuzz_dir}: run `autoreparam sbc` or `autoreparam fuzz` "
                             "first, or pass their --out folders as --sbc and --fuzz")
     out.mkdir(parents=True, exist_ok=True)
-    settings = sbc_records[0]["settings"] if sbc_records else RunSettings().__dict__
-    # The fuzz store's own settings (one per store: `methods.refuse_mixed_settings`).
-    fuzz_settings = next((r["settings"] for r in fuzz_records if "settings" in r), asdict(MCMC_SETTINGS))
-    sbc_lines, sbc_json = sbc_section(sbc_records, out / FIGURES, power_sims) if sbc_records else ([], {})
-    fuzz_lines, fuzz_json = fuzz_section(fuzz_records) if fuzz_records else ([], {})
-    runtime = {"sbc_wall_seconds": _wall(Path(sbc_dir)), "sbc_run_seconds": sum(r.get("seconds", 0) for r in sbc_records),
-               "fuzz_wall_seconds": _wall(Path(fuzz_dir))}
-    commands = {"sbc": _commands(Path(sbc_dir)), "fuzz": _commands(Path(fuzz_dir))}
+    old_runtime, old_commands = previous.get("runtime", {}), previous.get("commands", {})
+    carried = []
+    if sbc_records:
+        settings = sbc_records[0]["settings"]
+        sbc_json = sbc_section(sbc_records, out / FIGURES, power_sims)
+        sbc_runtime = {"sbc_wall_seconds": _wall(Path(sbc_dir)),
+                       "sbc_run_seconds": sum(r.get("seconds", 0) for r in sbc_records)}
+        sbc_commands = _commands(Path(sbc_dir))
+    elif previous.get("sbc"):
+        carried.append("sbc")
+        settings, sbc_json, sbc_commands = previous["settings"], previous["sbc"], old_commands.get("sbc", [])
+        sbc_runtime = {k: old_runtime.get(k, 0.0) for k in ("sbc_wall_seconds", "sbc_run_seconds")}
+    else:
+        settings, sbc_json, sbc_commands = RunSettings().__dict__, {}, []
+        sbc_runtime = {"sbc_wall_seconds": 0.0, "sbc_run_seconds": 0.0}
+    if fuzz_records:
+        # The fuzz store's own settings (one per store: `methods.refuse_mixed_settings`).
+        fuzz_settings = next((r["settings"] for r in fuzz_records if "settings" in r), asdict(MCMC_SETTINGS))
+        fuzz_json, fuzz_commands = fuzz_section(fuzz_records), _commands(Path(fuzz_dir))
+        fuzz_wall = _wall(Path(fuzz_dir))
+    elif previous.get("fuzz"):
+        carried.append("fuzz")
+        fuzz_settings = previous.get("fuzz_settings", asdict(MCMC_SETTINGS))
+        fuzz_json, fuzz_commands = previous["fuzz"], old_commands.get("fuzz", [])
+        fuzz_wall = old_runtime.get("fuzz_wall_seconds", 0.0)
+    else:
+        fuzz_settings, fuzz_json, fuzz_commands, fuzz_wall = asdict(MCMC_SETTINGS), {}, [], 0.0
+    summary = {"settings": settings, "fuzz_settings": fuzz_settings, "alpha": ALPHA, "num_thinned": NUM_THINNED,
+               "sbc": sbc_json, "fuzz": fuzz_json, "runtime": {**sbc_runtime, "fuzz_wall_seconds": fuzz_wall},
+               "commands": {"sbc": sbc_commands, "fuzz": fuzz_commands}, "carried_over": carried}
+    summary = json.loads(json.dumps(_jsonable(summary)))  # what the file will hold, so both renderings agree
     notes_path = Path(notes) if notes else out / NOTES
-    text = "\n".join(_document(settings, sbc_lines, sbc_json, fuzz_lines, fuzz_json, runtime, commands,
-                               notes_path.read_text() if notes_path.exists() else "", fuzz_settings)) + "\n"
-    (out / "RELIABILITY.md").write_text(text)
-    summary = {"settings": settings, "fuzz_settings": fuzz_settings, "alpha": ALPHA, "num_thinned": NUM_THINNED, "sbc": sbc_json, "fuzz": fuzz_json,
-               "runtime": runtime, "commands": commands}
+    (out / "RELIABILITY.md").write_text(render_reliability(summary, notes_path.read_text() if notes_path.exists() else ""))
     (out / SUMMARY).parent.mkdir(parents=True, exist_ok=True)
-    (out / SUMMARY).write_text(json.dumps(_jsonable(summary), indent=1, sort_keys=True) + "\n")
+    (out / SUMMARY).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     return out / "RELIABILITY.md"
+
+
+def render_reliability_from_summary(out=".", notes=None) -> Path:
+    """Render RELIABILITY.md again from the committed summary and notes alone (after editing the notes,
+    or to check that the document matches them): no records needed."""
+    out = Path(out)
+    summary = _read_summary(out / SUMMARY)
+    if not summary:
+        raise ArgumentError(f"no summary at {out / SUMMARY}: run `autoreparam reliability --sbc DIR --fuzz DIR` first")
+    notes_path = Path(notes) if notes else out / NOTES
+    (out / "RELIABILITY.md").write_text(render_reliability(summary, notes_path.read_text() if notes_path.exists() else ""))
+    return out / "RELIABILITY.md"
+
+
+def render_reliability(summary: dict, notes: str = "") -> str:
+    """RELIABILITY.md's text from its summary (`write_reliability_report`) and the hand-written notes."""
+    sbc_json, fuzz_json = summary["sbc"], summary["fuzz"]
+    return "\n".join(_document(summary["settings"], sbc_lines(sbc_json) if sbc_json else [], sbc_json,
+                               fuzz_lines(fuzz_json) if fuzz_json else [], fuzz_json, summary["runtime"],
+                               summary["commands"], notes, summary["fuzz_settings"],
+                               summary.get("carried_over", []))) + "\n"
 
 
 MACHINE = ("a 2-core CPU (x86-64, no GPU), shared with other jobs while these runs ran; the commands run by "
@@ -277,7 +357,7 @@ def _glance(sbc_json: dict, fuzz_json: dict) -> list[str]:
     if counts:
         lines.append("- Fuzzing: " + "; ".join(f"{k}: {v['programs']} programs, {v['checks']} checks, {v['failed']} "
                                                f"failed ({v['silent']} silently), {v['errors']} errors"
-                                               for k, v in counts.items()) + ".")
+                                               for k, v in _in_order(counts)) + ".")
     lines += [f"- Machine: {MACHINE}."] + _pending(sbc_json)
     return lines
 
@@ -288,8 +368,11 @@ def _runs(settings: dict) -> str:
             f"{settings['num_samples']} draws at target acceptance {settings.get('target_accept') or 0.8}")
 
 
-def _document(settings, sbc_lines, sbc_json, fuzz_lines, fuzz_json, runtime, commands, notes,
-              fuzz_settings) -> list[str]:
+CARRIED = {"sbc": "SBC section", "fuzz": "fuzzing section"}
+
+
+def _document(settings, sbc_text, sbc_json, fuzz_text, fuzz_json, runtime, commands, notes,
+              fuzz_settings, carried=()) -> list[str]:
     s = settings
     ran = commands["sbc"] + commands["fuzz"]
     head = [
@@ -301,8 +384,14 @@ def _document(settings, sbc_lines, sbc_json, fuzz_lines, fuzz_json, runtime, com
         "Both commands are resumable: `--deadline-minutes` stops starting tasks after that long, with every SBC cell "
         "at the same count, and rerunning the same command adds the missing replications (`--replications` more "
         "adds more). Per-replication JSON stays in `results/` (not committed); the numbers below are in "
-        f"`{SUMMARY}`.", "",
+        f"`{SUMMARY}`, and `autoreparam reliability --summary-only` renders this file again from it and the notes "
+        f"(`{NOTES}`).", "",
     ]
+    if carried:
+        head += [f"The {' and the '.join(CARRIED[c] for c in carried)} below {'is' if len(carried) == 1 else 'are'} "
+                 f"carried over from `{SUMMARY}` as it stood: {'its' if len(carried) == 1 else 'their'} "
+                 "per-check records were not in the checkout that wrote this file, so the numbers (and the commands "
+                 "above that made them) are the earlier run's, not re-computed.", ""]
     head += _glance(sbc_json, fuzz_json)
     head += [
         "", "## 1. Simulation-based calibration", "",
@@ -322,7 +411,7 @@ def _document(settings, sbc_lines, sbc_json, fuzz_lines, fuzz_json, runtime, com
         "means the draws sit below the truth; sd ratio > 1 means the draws are too narrow.", "",
         "Models (`reliability/models.py`): " + "; ".join(f"`{m.name}`: {m.description}" for m in sbc_models().values()) + ".",
     ]
-    body = head + sbc_lines
+    body = head + sbc_text
     body += ["", "Rank histograms: " + ", ".join(f"[{Path(f).stem}]({f})" for f in sbc_json.get("figures", [])) + "."]
     body += ["", "## 2. Fuzzing with generated models", "",
              "Programs of the corpus (`autoreparam corpus`, seed 0: program i is `generate_program(i, 0)`). "
@@ -339,7 +428,7 @@ def _document(settings, sbc_lines, sbc_json, fuzz_lines, fuzz_json, runtime, com
              f"programs with at most 40 latent dimensions, {_runs(fuzz_settings)}. 'silent': a failure the run's own diagnostics did not flag "
              "(for invariance: two runs that disagree and were both trusted by their diagnostics; results "
              "written before ab78106 counted a failure as flagged when any of the three runs was flagged)."]
-    body += fuzz_lines
+    body += fuzz_text
     body += ["", "## Runtimes", "",
              f"SBC: {runtime['sbc_wall_seconds'] / 3600:.2f} h wall (summed over its commands, with the workers they name, "
              "on the machines they name), "
