@@ -6,6 +6,7 @@ Set AUTOREPARAM_TEST_X64=1 to run the whole suite in double precision. Tests tha
 
 from __future__ import annotations
 
+import logging
 import os
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -16,3 +17,25 @@ import jax  # noqa: E402
 
 if os.environ.get("AUTOREPARAM_TEST_X64") == "1":
     jax.config.update("jax_enable_x64", True)
+
+
+class XlaCompilations(logging.Handler):
+    """Counts the XLA compilations JAX logs (``jax_log_compiles``, at WARNING) while it is installed."""
+
+    def __init__(self):
+        super().__init__()
+        self.messages = []
+
+    def emit(self, record):
+        if record.getMessage().startswith("Compiling"):
+            self.messages.append(record.getMessage()[:120])
+
+    def __enter__(self):
+        self.previous = jax.config.jax_log_compiles
+        logging.getLogger("jax").addHandler(self)
+        jax.config.update("jax_log_compiles", True)
+        return self
+
+    def __exit__(self, *exc):
+        jax.config.update("jax_log_compiles", self.previous)
+        logging.getLogger("jax").removeHandler(self)

@@ -2,11 +2,9 @@
 
 import subprocess
 import sys
-import logging
 import textwrap
 import warnings
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import numpyro
@@ -20,6 +18,7 @@ from autoreparam.mcmc.hmc import CycleSampler
 from autoreparam.models import eight_schools
 from autoreparam.models import load as load_problem
 from autoreparam.vi.protocol import VIConfig
+from tests.conftest import XlaCompilations
 
 TINY_VI = VIConfig(num_steps=200, num_samples=16, learning_rates=(0.1,), final_num_samples=64, progress=False)
 SIGMA = jnp.array([15, 10, 16, 11, 9, 11, 10, 18.0])
@@ -115,28 +114,6 @@ def test_one_compilation_serves_every_seed_and_leapfrog_count():
     assert sampler.num_compilations == 0
 
 
-class _Compilations(logging.Handler):
-    """Counts the XLA compilations JAX logs (``jax_log_compiles``, at WARNING) while it is installed."""
-
-    def __init__(self):
-        super().__init__()
-        self.messages = []
-
-    def emit(self, record):
-        if record.getMessage().startswith("Compiling"):
-            self.messages.append(record.getMessage()[:120])
-
-    def __enter__(self):
-        self.previous = jax.config.jax_log_compiles
-        logging.getLogger("jax").addHandler(self)
-        jax.config.update("jax_log_compiles", True)
-        return self
-
-    def __exit__(self, *exc):
-        jax.config.update("jax_log_compiles", self.previous)
-        logging.getLogger("jax").removeHandler(self)
-
-
 @pytest.mark.parametrize("method", ["auto", "ncp", "meta"])
 def test_a_second_infer_call_compiles_nothing(method):
     # Not only the samplers' programs: any XLA compilation at all (meta's graph programs were once kept
@@ -151,10 +128,10 @@ def test_a_second_infer_call_compiles_nothing(method):
                     vi_config=TINY_VI if method == "ncp" else None, num_leapfrog="oracle" if method == "meta" else 2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ar.ConvergenceWarning)  # a short run; only compilation is checked
-        with _Compilations() as first:
+        with XlaCompilations() as first:
             ar.infer(radon, county, floor, uranium, 5, y=rng.standard_normal(40).astype(np.float32), **settings)
         before = PROGRAMS.num_compilations
-        with _Compilations() as compilations:
+        with XlaCompilations() as compilations:
             # A new seed, and new data of the same shapes.
             second = ar.infer(radon, county, floor, uranium, 5, y=rng.standard_normal(40).astype(np.float32), seed=1,
                               **settings)
@@ -244,6 +221,7 @@ def test_chains_are_sharded_across_devices():
         from autoreparam.mcmc.sharding import num_shards
         from autoreparam.models import load
         from autoreparam.vi.protocol import VIConfig
+from tests.conftest import XlaCompilations
         assert jax.device_count() == 2
         p = load("eight_schools")
         vi = VIConfig(num_steps=100, num_samples=8, learning_rates=(0.1,), final_num_samples=16, progress=False)

@@ -15,6 +15,7 @@ from autoreparam.errors import ArgumentError
 from autoreparam.meta.fit_points import fit_points
 from autoreparam.meta.predict import SHIPPED_FIT, SHIPPED_PRIOR, default_network, predict
 from autoreparam.models import gaussian_section3, gaussian_section3_data
+from tests.conftest import XlaCompilations
 
 
 def _posterior_mean_of_mu(y, sigma, sigma_mu):
@@ -90,3 +91,28 @@ def test_predict_parameterisation_takes_the_probes():
     y, sigma = gaussian_section3_data(1.0, n=10, sigma_mu=1.0)
     lam = ar.predict_parameterisation(gaussian_section3, probes="fit", y=y, sigma=sigma, sigma_mu=1.0)
     assert 0.0 <= float(lam["mu"]) <= 1.0
+
+
+def test_a_new_models_fit_compiles_its_program_and_runs_nothing_eagerly():
+    # The fit's start (the prior centre, in the non-centred coordinates) was once computed eagerly:
+    # two passes through the model, each primitive compiled on its own in every new process (about
+    # 1 s of a first prediction on radon). Shapes no other test uses, so eager operations would compile here.
+    import numpyro
+    import numpyro.distributions as dist
+
+    def model(x, y):
+        mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        tau = numpyro.sample("tau", dist.HalfNormal(1.0))
+        with numpyro.plate("groups", 29):
+            theta = numpyro.sample("theta", dist.Normal(mu + jnp.mean(x), tau))
+        with numpyro.plate("data", 53):
+            numpyro.sample("y", dist.Normal(theta[jnp.arange(53) % 29] * x, 1.0), obs=y)
+
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal(53).astype(np.float32), rng.standard_normal(53).astype(np.float32)
+    with XlaCompilations() as compiled:
+        fit_points(model, (x, y), {})
+    programs = [m for m in compiled.messages if "jit(program)" in m]
+    assert len(programs) == 1
+    # Besides the program: the coordinates' flat layout and the random key (a few tiny programs).
+    assert len(compiled.messages) <= 12, "\n".join(compiled.messages)

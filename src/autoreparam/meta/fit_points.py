@@ -70,8 +70,13 @@ def fit_points(model: Callable, args: tuple, kwargs: dict, seed: int = 0, steps:
     non_centred = Parameterisation.non_centred(plan)
     optimiser = optax.adam(LEARNING_RATE)
 
-    def program(data, origin, key):
+    def program(data, key):
         bound = coords.with_data(data)
+        # The start, the prior centre in the non-centred coordinates, is traced into the program: run
+        # eagerly, its two passes through the model compiled every primitive they met on their own, in
+        # every new process (about 1 s of a first prediction on radon, persistent cache or not).
+        centre = prior_centre(model, bound.model_args, bound.model_kwargs)
+        origin = bound.ravel(bound.from_original(centre, non_centred))
 
         def negative_elbo(q: MeanField, key):
             log_density = lambda u: bound.log_density(bound.unravel(u), non_centred)  # noqa: E731
@@ -90,7 +95,6 @@ def fit_points(model: Callable, args: tuple, kwargs: dict, seed: int = 0, steps:
         points = [bound.to_original(bound.unravel(u), non_centred) for u in (q.loc, q.loc - q.scale, q.loc + q.scale)]
         return {name: jnp.stack([p[name] for p in points]) for name in points[0]}
 
-    origin = coords.ravel(coords.from_original(prior_centre(model, args, kwargs), non_centred))
     # One executable per model, data shapes and plan: a repeat call (new data of the same shapes, the
     # evaluation's second prediction) runs it without tracing or compiling again.
     key = (coords.program_key, steps, draws)
@@ -100,7 +104,7 @@ def fit_points(model: Callable, args: tuple, kwargs: dict, seed: int = 0, steps:
         while len(_FIT_PROGRAMS) > MAX_FIT_PROGRAMS:
             _FIT_PROGRAMS.popitem(last=False)
     _FIT_PROGRAMS.move_to_end(key)
-    found = jitted(coords.data, origin, jax.random.PRNGKey(seed))
+    found = jitted(coords.data, jax.random.PRNGKey(seed))
     points = {k: np.asarray(v) for k, v in jax.device_get(found).items()}
     bad = [name for name, value in points.items() if not np.all(np.isfinite(value))]
     if bad:

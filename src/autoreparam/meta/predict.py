@@ -24,7 +24,7 @@ from autoreparam.graph.types import NodeType
 from autoreparam.meta.batching import pad_graphs
 from autoreparam.meta.ensemble import MetaEnsemble
 from autoreparam.meta.fit_points import fit_points, probed_graph
-from autoreparam.meta.network import PROBES, MetaGNN, as_jax
+from autoreparam.meta.network import PROBES, MetaGNN
 from autoreparam.meta.weights import load_network
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import ReparamPlan
@@ -64,7 +64,9 @@ def _forward(network: Network, batch):
 def network_logits(network: Network, graphs: Sequence[ModelGraph]) -> list[np.ndarray]:
     """Per graph the ``(elements, 1 or 2)`` logits of its element rows (padded batch, one jitted call)."""
     padded, rows = pad_graphs(graphs)
-    logits = np.asarray(_forward(network, as_jax(padded)), dtype=np.float64)
+    # NumPy arrays straight into the jitted call: `jnp.asarray` of each, run eagerly, compiled a small
+    # program per array shape in every new process.
+    logits = np.asarray(_forward(network, padded), dtype=np.float64)
     return [logits[r] for r in rows]
 
 
