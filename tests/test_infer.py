@@ -221,7 +221,6 @@ def test_chains_are_sharded_across_devices():
         from autoreparam.mcmc.sharding import num_shards
         from autoreparam.models import load
         from autoreparam.vi.protocol import VIConfig
-from tests.conftest import XlaCompilations
         assert jax.device_count() == 2
         p = load("eight_schools")
         vi = VIConfig(num_steps=100, num_samples=8, learning_rates=(0.1,), final_num_samples=16, progress=False)

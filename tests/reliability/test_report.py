@@ -105,4 +105,20 @@ def test_the_committed_reliability_report_is_its_committed_summary_and_notes_ren
     docs/reliability_findings.md, not the document."""
     root = Path(__file__).resolve().parents[2]
     summary = json.loads((root / SUMMARY).read_text())
-    assert (root / "RELIABILITY.md").read_text() == render_reliability(summary, (root / NOTES).read_text())
+    expected = render_reliability(summary, (root / NOTES).read_text())
+    assert (root / "RELIABILITY.md").read_text() == expected, (
+        "RELIABILITY.md is not its summary and notes rendered: run `autoreparam reliability --summary-only`")
+
+
+def test_a_summary_from_older_code_or_with_non_finite_values_gives_a_clear_answer(tmp_path):
+    store = ResultStore(tmp_path / "sbc")
+    save_cell(store, "ncp/nuts", 0.0)
+    out = tmp_path / "out"
+    write_reliability_report(tmp_path / "sbc", tmp_path / "no_fuzz", out, power_sims=5)
+    summary = json.loads((out / SUMMARY).read_text())
+    summary["sbc"]["cells"][0]["worst_sd_ratio"] = None  # a NaN, as the JSON stores it
+    assert "n/a" in render_reliability(summary)
+    del summary["fuzz_settings"]
+    (out / SUMMARY).write_text(json.dumps(summary))
+    with pytest.raises(ArgumentError, match="lacks fuzz_settings"):
+        render_reliability_from_summary(out)

@@ -7,6 +7,7 @@ except the optional ``notes`` file (the investigation of what failed), included 
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -27,12 +28,20 @@ FIGURES = Path("figures") / "reliability"
 SUMMARY = Path("benchmarks") / "results" / "reliability_summary.json"
 NOTES = Path("docs") / "reliability_findings.md"
 MIN_REPLICATIONS = 10
+CARRIED = {"sbc": "SBC section", "fuzz": "fuzzing section"}
+SUMMARY_KEYS = ("settings", "fuzz_settings", "sbc", "fuzz", "runtime", "commands")  # what rendering reads
 INVARIANTS = ("identity", "scan_twin", "prior", "invariance")  # the order of the fuzzing checks in the text
 PERTURBATIONS = {"draws shifted by +0.5 posterior sd": (0.5, 1.0), "draws 0.7x too narrow": (0.0, 0.7)}
 
 
-def _fmt_p(p: float) -> str:
+def _fmt_p(p: float | None) -> str:
+    if p is None:  # a non-finite value, which the summary's JSON stores as null
+        return "n/a"
     return f"{p:.2g}" if p >= 1e-4 else f"{p:.0e}"
+
+
+def _fmt(x: float | None, spec: str) -> str:
+    return "n/a" if x is None else format(x, spec)
 
 
 def perturbed_calibration(cell: dict, shift: float, scale: float):
@@ -115,7 +124,8 @@ def sbc_lines(sbc_json: dict) -> list[str]:
               "| model | n | k | shift (posterior sd) | too narrow (sd ratio) | too wide (sd ratio) | false alarms |",
               "|---|---|---|---|---|---|---|"]
     lines += [f"| {p['model']} | {p['replications']} | {p['parameters']} | {p['shift_sd'] or '> 2'} | "
-              f"{p['narrow_ratio'] or '< 0.3'} | {p['wide_ratio'] or '> 3'} | {p['false_alarm_rate']:.3f} |" for p in power]
+              f"{p['narrow_ratio'] or '< 0.3'} | {p['wide_ratio'] or '> 3'} | {_fmt(p['false_alarm_rate'], '.3f')} |"
+              for p in power]
     return lines
 
 
@@ -130,9 +140,10 @@ def _sbc_table(rows: list[dict], title: str) -> list[str]:
             continue
         verdict = "pass" if r["passed"] else "**FAIL**"
         lines.append(f"| {r['model']} | {r['method']} | {r['replications']} | {r['errors']} | {r['untrustworthy']} | "
-                     f"{_fmt_p(r['min_adjusted_p'])} | {r['worst']} ({r['worst_pit_mean']:+.2f}, {r['worst_sd_ratio']:.2f}) | "
+                     f"{_fmt_p(r['min_adjusted_p'])} | {r['worst']} ({_fmt(r['worst_pit_mean'], '+.2f')}, "
+                     f"{_fmt(r['worst_sd_ratio'], '.2f')}) | "
                      f"{_fmt_p(r['trusted_min_adjusted_p']) if 'trusted_min_adjusted_p' in r else '<10 runs'} | "
-                     f"{r['seconds_per_run']:.0f} | {r['sampled_in']} | {verdict} |")
+                     f"{_fmt(r['seconds_per_run'], '.0f')} | {r['sampled_in']} | {verdict} |")
     return lines
 
 
@@ -246,7 +257,8 @@ def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims:
     are not committed, so a checkout that reruns one part keeps the other."""
     out = Path(out)
     sbc_records, fuzz_records = ResultStore(sbc_dir).records(), ResultStore(fuzz_dir).records()
-    previous = _read_summary(out / SUMMARY)
+    # Read only when a section is carried over: a full rebuild must not depend on the old file.
+    previous = _read_summary(out / SUMMARY) if not (sbc_records and fuzz_records) else {}
     if not sbc_records and not fuzz_records:
         raise ArgumentError(f"no results in {sbc_dir} or {fuzz_dir}: run `autoreparam sbc` or `autoreparam fuzz` "
                             "first, or pass their --out folders as --sbc and --fuzz")
@@ -281,11 +293,15 @@ def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims:
     summary = {"settings": settings, "fuzz_settings": fuzz_settings, "alpha": ALPHA, "num_thinned": NUM_THINNED,
                "sbc": sbc_json, "fuzz": fuzz_json, "runtime": {**sbc_runtime, "fuzz_wall_seconds": fuzz_wall},
                "commands": {"sbc": sbc_commands, "fuzz": fuzz_commands}, "carried_over": carried}
-    summary = json.loads(json.dumps(_jsonable(summary)))  # what the file will hold, so both renderings agree
+    # What the file will hold (keys sorted as there), so this rendering and a later one from the file agree.
+    summary = json.loads(json.dumps(_jsonable(summary), sort_keys=True))
     notes_path = Path(notes) if notes else out / NOTES
     (out / "RELIABILITY.md").write_text(render_reliability(summary, notes_path.read_text() if notes_path.exists() else ""))
     (out / SUMMARY).parent.mkdir(parents=True, exist_ok=True)
     (out / SUMMARY).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    for section in carried:
+        print(f"warning: no records in {sbc_dir if section == 'sbc' else fuzz_dir}: the {CARRIED[section]} is carried "
+              f"over from {out / SUMMARY} as it stood", file=sys.stderr)
     return out / "RELIABILITY.md"
 
 
@@ -296,6 +312,10 @@ def render_reliability_from_summary(out=".", notes=None) -> Path:
     summary = _read_summary(out / SUMMARY)
     if not summary:
         raise ArgumentError(f"no summary at {out / SUMMARY}: run `autoreparam reliability --sbc DIR --fuzz DIR` first")
+    missing = [key for key in SUMMARY_KEYS if key not in summary]
+    if missing:
+        raise ArgumentError(f"{out / SUMMARY} lacks {', '.join(missing)} (written by older code): run "
+                            "`autoreparam reliability --sbc DIR --fuzz DIR` to write it again")
     notes_path = Path(notes) if notes else out / NOTES
     (out / "RELIABILITY.md").write_text(render_reliability(summary, notes_path.read_text() if notes_path.exists() else ""))
     return out / "RELIABILITY.md"
@@ -366,9 +386,6 @@ def _runs(settings: dict) -> str:
     """A fuzz store's sampling settings, as the report states them."""
     return (f"each run {settings['num_chains']} chains x {settings['num_warmup']} warm-up + "
             f"{settings['num_samples']} draws at target acceptance {settings.get('target_accept') or 0.8}")
-
-
-CARRIED = {"sbc": "SBC section", "fuzz": "fuzzing section"}
 
 
 def _document(settings, sbc_text, sbc_json, fuzz_text, fuzz_json, runtime, commands, notes,
