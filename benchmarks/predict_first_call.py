@@ -8,7 +8,8 @@ process pays the weights' loading, the graph's tracing and probes, and the netwo
 each zoo model and repeat, fresh processes (JAX's backend already up, as after any JAX work) time:
 
 - ``load``: reading the shipped weights (`meta.predict.default_network`);
-- ``graph`` and ``network``: `meta.predict.predict`'s own split, compilation included;
+- ``fit``, ``graph`` and ``network``: `meta.predict.predict`'s own split, compilation included (``fit``:
+  the short fit the default network reads its probes at, 0 for a network read at the prior points);
 - ``again``: a second prediction in the same process
 
 (`autoreparam.meta_eval.first_prediction`, which the evaluation's timing tasks use too).
@@ -42,17 +43,17 @@ def run_child(model: str, cache_dir: str, src: str | None) -> dict:
 
 
 def table(cells: list[dict], models: list[str]) -> str:
-    lines = ["| model | cache | load s | graph s | network s | first call total s | again s |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| model | cache | load s | fit s | graph s | network s | first call total s | again s |",
+             "|---|---|---|---|---|---|---|---|"]
     for model in models:
         for cache in ("cold", "warm"):
             rows = [c for c in cells if c["model"] == model and c["cache"] == cache]
             if not rows:
                 continue
-            med = {k: float(np.median([r[k] for r in rows])) for k in ("load", "graph", "network", "first_total",
-                                                                        "again")}
-            lines.append(f"| {model} | {cache} | {med['load']:.2f} | {med['graph']:.2f} | {med['network']:.2f} | "
-                         f"{med['first_total']:.2f} | {med['again']:.3f} |")
+            med = {k: float(np.median([r.get(k, 0.0) for r in rows]))
+                   for k in ("load", "fit", "graph", "network", "first_total", "again")}
+            lines.append(f"| {model} | {cache} | {med['load']:.2f} | {med['fit']:.2f} | {med['graph']:.2f} | "
+                         f"{med['network']:.2f} | {med['first_total']:.2f} | {med['again']:.3f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -74,7 +75,8 @@ def main(argv=None) -> int:
                 for cache in ("cold", "warm"):
                     cell = {"model": model, "repeat": repeat, "cache": cache, **run_child(model, cache_dir, args.src)}
                     cells.append(cell)
-                    print(f"{model} {repeat} {cache}: load {cell['load']:.2f} s, graph {cell['graph']:.2f} s, "
+                    print(f"{model} {repeat} {cache}: load {cell['load']:.2f} s, fit {cell.get('fit', 0.0):.2f} s, "
+                          f"graph {cell['graph']:.2f} s, "
                           f"network {cell['network']:.2f} s, again {cell['again']:.3f} s", flush=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     payload = {"label": args.label, "src": args.src, "started": started, "machine": platform.platform(),

@@ -21,9 +21,11 @@ training programs with a NaN q (hierarchical Poisson regressions with group scal
 fit, and a joint mode instead fails on eight schools (its group effects fit the data exactly with a
 large group scale; META.md).
 
-Cost: ``FIT_STEPS * FIT_DRAWS`` = 4,000 density gradients plus one compilation. On the 2-core CPU
-machine a prediction with these points takes 0.02 to 0.48 s on a repeat call over the zoo and 1.1 to
-2.0 s on a first call (`benchmarks/results/meta_fit_points/timing.json`). It is a per-model fit, however small:
+Cost: ``FIT_STEPS * FIT_DRAWS`` = 4,000 density gradients plus one compilation, start included (nothing
+runs op by op). On the 2-core CPU machine a repeat prediction with these points takes 0.02 to 0.46 s
+over the zoo, and a fresh process's first one 2.2 to 3.6 s (1.0 to 1.9 s of it the fit), or 1.2 to
+1.8 s with the persistent compilation cache of an earlier session
+(`benchmarks/results/predict_first_call/after_fit.md`). It is a per-model fit, however small:
 ``predict(..., probes="fit")`` reports it in its ``seconds``.
 """
 
