@@ -80,7 +80,8 @@ def test_a_part_without_records_is_carried_over_from_the_summary_and_says_so(tmp
     assert "carried over" not in first
     # A checkout with new SBC records but no fuzz records keeps the fuzzing section, and says where it came from.
     save_cell(store, "cp/nuts", 1.0, seed=2)
-    text = write_reliability_report(tmp_path / "sbc", tmp_path / "no_fuzz", tmp_path / "out", power_sims=5).read_text()
+    with pytest.warns(UserWarning, match="no records in .*no_fuzz: the fuzzing section is carried over"):
+        text = write_reliability_report(tmp_path / "sbc", tmp_path / "no_fuzz", tmp_path / "out", power_sims=5).read_text()
     assert "The fuzzing section below is carried over from" in text
     assert "| identity | 1 | 1 | 1 | 1 | 0 | funnel |" in text and "| funnel_observed | cp/nuts |" in text
     summary = json.loads((tmp_path / "out" / SUMMARY).read_text())

@@ -7,7 +7,7 @@ except the optional ``notes`` file (the investigation of what failed), included 
 from __future__ import annotations
 
 import json
-import sys
+import warnings
 from dataclasses import asdict
 from pathlib import Path
 
@@ -300,8 +300,8 @@ def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims:
     (out / SUMMARY).parent.mkdir(parents=True, exist_ok=True)
     (out / SUMMARY).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     for section in carried:
-        print(f"warning: no records in {sbc_dir if section == 'sbc' else fuzz_dir}: the {CARRIED[section]} is carried "
-              f"over from {out / SUMMARY} as it stood", file=sys.stderr)
+        warnings.warn(f"no records in {sbc_dir if section == 'sbc' else fuzz_dir}: the {CARRIED[section]} is carried "
+                      f"over from {out / SUMMARY} as it stood", UserWarning, stacklevel=2)
     return out / "RELIABILITY.md"
 
 
