@@ -295,8 +295,7 @@ def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims:
                "commands": {"sbc": sbc_commands, "fuzz": fuzz_commands}, "carried_over": carried}
     # What the file will hold (keys sorted as there), so this rendering and a later one from the file agree.
     summary = json.loads(json.dumps(_jsonable(summary), sort_keys=True))
-    notes_path = Path(notes) if notes else out / NOTES
-    (out / "RELIABILITY.md").write_text(render_reliability(summary, notes_path.read_text() if notes_path.exists() else ""))
+    _write_document(out, summary, notes)
     (out / SUMMARY).parent.mkdir(parents=True, exist_ok=True)
     (out / SUMMARY).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     for section in carried:
@@ -316,9 +315,14 @@ def render_reliability_from_summary(out=".", notes=None) -> Path:
     if missing:
         raise ArgumentError(f"{out / SUMMARY} lacks {', '.join(missing)} (written by older code): run "
                             "`autoreparam reliability --sbc DIR --fuzz DIR` to write it again")
+    _write_document(out, summary, notes)
+    return out / "RELIABILITY.md"
+
+
+def _write_document(out: Path, summary: dict, notes=None) -> None:
+    """``<out>/RELIABILITY.md`` from ``summary`` and the notes (``notes``, else ``<out>/docs/reliability_findings.md``)."""
     notes_path = Path(notes) if notes else out / NOTES
     (out / "RELIABILITY.md").write_text(render_reliability(summary, notes_path.read_text() if notes_path.exists() else ""))
-    return out / "RELIABILITY.md"
 
 
 def render_reliability(summary: dict, notes: str = "") -> str:
