@@ -3,13 +3,15 @@ that sees a wrong Jacobian, the prior-reproduction check on a tiny program, and 
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import numpy as np
 import pytest
 
 from autoreparam.coordinates import Coordinates
 from autoreparam.errors import ArgumentError
 from autoreparam.corpus import FAMILIES, generate_program
-from autoreparam.reliability.fuzz import plan_fuzz, run_fuzz_task, summarise_fuzz
+from autoreparam.reliability.fuzz import MCMC_SETTINGS, plan_fuzz, run_fuzz_task, summarise_fuzz
 from autoreparam.reliability.identity import RELATIVE_TOLERANCE, check_program
 from autoreparam.reliability.methods import RunSettings
 
@@ -126,9 +128,12 @@ def test_plan_and_summary():
 @pytest.mark.slow
 def test_invariance_on_a_small_hierarchy():
     settings = RunSettings(num_chains=4, num_warmup=500, num_samples=1000)
-    task = {"key": "i", "kind": "invariance", "seed": 0, "program": 1, "settings": settings.__dict__}
+    task = {"key": "i", "kind": "invariance", "seed": 0, "program": 1, "settings": settings.__dict__,
+            "invariance_runs": ["cp", "ncp", "random", "auto"]}
     result = run_fuzz_task(task)
     assert result["status"] == "ok", result.get("error")
+    assert list(result["runs"]) == ["cp", "ncp", "random", "auto"] and len(result["pairs"]) == 6
+    assert result["runs"]["auto"]["ran_as"].startswith("auto")
     assert not result["failed"] or not result["trustworthy"], result
     assert np.isfinite(result["min_adjusted_p"])
 
@@ -213,3 +218,42 @@ def test_a_disagreement_of_two_trusted_runs_is_silent_even_if_the_third_run_is_f
     # Passing: trustworthy means every run was trusted.
     assert invariance_pairs(np.full(6, ok), {"cp": True, "ncp": True, "random": True})[1]
     assert not invariance_pairs(np.full(6, ok), {"cp": False, "ncp": True, "random": True})[1]
+
+
+def test_auto_joins_the_invariance_check_as_a_fourth_run():
+    from autoreparam.reliability.prior import FUZZ_ALPHA, invariance_pairs, invariance_run_labels, pairs_of
+
+    assert pairs_of(["cp", "ncp", "random"]) == (("cp", "ncp"), ("cp", "random"), ("ncp", "random"))
+    assert pairs_of(["auto", "random", "ncp", "cp"])[3:] == (("cp", "auto"), ("ncp", "auto"), ("random", "auto"))
+    for bad in (["cp", "ncp"], ["cp", "ncp", "random", "vip"]):
+        with pytest.raises(ArgumentError, match="choose cp, ncp, random and optionally auto"):
+            invariance_run_labels(bad)
+    fail, ok = FUZZ_ALPHA / 10, 0.5
+    adjusted = np.full(12, ok)
+    adjusted[9] = fail  # the pair ncp vs auto (the fifth), its first test
+    trusted = {"cp": False, "ncp": True, "random": False, "auto": True}
+    pairs, trustworthy = invariance_pairs(adjusted, trusted)
+    assert [name for name, p in pairs.items() if p["failed"]] == ["ncp vs auto"] and trustworthy
+    assert not invariance_pairs(adjusted, {**trusted, "auto": False})[1]
+    plan = plan_fuzz(n=0, seed=0, mcmc_n=1, chunk=25, methods=[])
+    assert plan[0]["invariance_runs"] == ["cp", "ncp", "random", "auto"]
+
+
+def test_a_store_keeps_one_set_of_invariance_runs(tmp_path, capsys):
+    from autoreparam import cli
+    from autoreparam.benchmark.store import ResultStore
+    from autoreparam.reliability.fuzz import refuse_mixed_invariance_runs, stored_invariance_runs
+
+    store = ResultStore(tmp_path / "inv")
+    assert stored_invariance_runs(store) is None
+    refuse_mixed_invariance_runs(store, ["cp", "ncp", "random", "auto"])  # an empty store takes any
+    # Written before `auto` joined: no invariance_runs field, three runs.
+    store.save("invariance__0__000001", {"kind": "invariance", "settings": asdict(MCMC_SETTINGS)})
+    assert stored_invariance_runs(store) == ("cp", "ncp", "random")
+    refuse_mixed_invariance_runs(store, ["cp", "ncp", "random"])
+    with pytest.raises(ArgumentError, match="--invariance-runs cp,ncp,random"):
+        refuse_mixed_invariance_runs(store, ["cp", "ncp", "random", "auto"])
+    # From the command line (the default is all four): refused before anything runs or is recorded.
+    assert cli.main(["fuzz", "--out", str(store.root), "--n", "0", "--mcmc-n", "1", "--serial", "--quiet"]) == 2
+    assert "holds invariance checks of the runs cp,ncp,random" in capsys.readouterr().err
+    assert not (store.root / "commands.txt").exists()

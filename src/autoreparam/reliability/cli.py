@@ -108,6 +108,9 @@ def add_fuzz_parser(sub):
                    help="comma-separated method/kernel cells of the prior check, e.g. auto/nuts (default: all); "
                         "'none' runs no prior check, only the invariance check")
     p.add_argument("--no-invariance", action="store_true", help="skip the invariance check on the sampled programs")
+    p.add_argument("--invariance-runs", default="cp,ncp,random,auto",
+                   help="the runs the invariance check compares pair by pair: cp,ncp,random and optionally auto "
+                        "(default: all four; stores written before 2026-11-28 hold cp,ncp,random)")
     p.add_argument("--target-accept", type=acceptance, default=None,
                    help="the step size's target acceptance of the sampling checks (default: infer's, 0.8); "
                         "a store keeps one setting, so a new value needs a new --out")
@@ -121,16 +124,20 @@ def add_fuzz_parser(sub):
 
 def run_fuzz_command(args) -> int:
     from autoreparam.benchmark.store import ResultStore
-    from autoreparam.reliability.fuzz import run_fuzz, summarise_fuzz
+    from autoreparam.reliability.fuzz import refuse_mixed_invariance_runs, run_fuzz, summarise_fuzz
     from autoreparam.reliability.methods import refuse_mixed_settings
 
     settings = run_settings("fuzz", args)
     refuse_mixed_settings(ResultStore(args.out), settings)
+    invariance_runs = args.invariance_runs.split(",")
+    if not args.no_invariance:  # refused before the command is recorded in the folder
+        refuse_mixed_invariance_runs(ResultStore(args.out), invariance_runs)
     record_command(args.out)
     start = time.perf_counter()
     store = run_fuzz(args.out, n=args.n, seed=args.seed, mcmc_n=args.mcmc_n, chunk=args.chunk, settings=settings,
                      scan_twins=args.scan_twins, methods=_prior_cells(args.mcmc_methods),
-                     invariance=not args.no_invariance, address=args.address,
+                     invariance=not args.no_invariance, invariance_runs=invariance_runs,
+                     address=args.address,
                      num_cpus=args.num_cpus, serial=args.serial, progress=not args.quiet,
                      deadline_minutes=args.deadline_minutes)
     summary = summarise_fuzz(store.records())

@@ -5,7 +5,8 @@ Program i is ``corpus.generate_program(i, seed)`` (the same in every corpus size
 - ``identity``: the log-density identity and its oracles (`identity.check_program`) for programs
   ``chunk * j .. chunk * (j + 1) - 1``, one task per chunk (each program costs about a second);
 - ``prior``: one method and kernel on one program with its observations removed (`prior.check_prior`);
-- ``invariance``: one program sampled in three parameterisations (`prior.check_invariance`);
+- ``invariance``: one program sampled in CP, NCP, a random centring and by ``auto``
+  (`prior.check_invariance`; ``invariance_runs`` chooses, and a store keeps one choice);
 - ``scan_twin``: time-series programs against their twins written with ``scan``
   (`scan_twin.check_scan_twin`), one task per chunk of the first ``scan_twins`` such programs.
 
@@ -25,7 +26,8 @@ from autoreparam.benchmark.store import ResultStore
 from autoreparam.corpus import generate_program
 from autoreparam.reliability.identity import check_program
 from autoreparam.reliability.methods import RunSettings, find_spec, method_specs
-from autoreparam.reliability.prior import check_invariance, check_prior
+from autoreparam.errors import ArgumentError
+from autoreparam.reliability.prior import FIXED_RUNS, INVARIANCE_RUNS, check_invariance, check_prior, invariance_run_labels
 from autoreparam.reliability.runner import run_tasks, worker_environment
 from autoreparam.reliability.sbc import stable_seed
 from autoreparam.reliability.scan_twin import check_scan_twin
@@ -64,9 +66,12 @@ def time_series_programs(n: int, seed: int) -> list[int]:
 
 
 def plan_fuzz(n: int, seed: int, mcmc_n: int, chunk: int, settings: RunSettings = MCMC_SETTINGS,
-              scan_twins: int = 0, methods=None, invariance: bool = True) -> list[dict]:
+              scan_twins: int = 0, methods=None, invariance: bool = True,
+              invariance_runs=INVARIANCE_RUNS) -> list[dict]:
     """Every task of a fuzzing run. ``methods``: the method/kernel labels of the prior check (default:
-    every method and kernel); ``invariance``: also the invariance check on each sampled program."""
+    every method and kernel); ``invariance``: also the invariance check on each sampled program, with
+    the runs ``invariance_runs`` (`prior.INVARIANCE_RUNS`)."""
+    runs = list(invariance_run_labels(invariance_runs))
     twins = time_series_programs(scan_twins, seed) if scan_twins else []
     tasks = [{"key": f"scan_twin__{seed}__{twins[start]:06d}", "kind": "scan_twin", "seed": seed,
               "programs": twins[start:start + chunk]} for start in range(0, len(twins), chunk)]
@@ -80,7 +85,7 @@ def plan_fuzz(n: int, seed: int, mcmc_n: int, chunk: int, settings: RunSettings 
                    "program": index, "method": label, "settings": asdict(settings)} for label in labels]
         if invariance:
             tasks.append({"key": f"invariance__{seed}__{index:06d}", "kind": "invariance", "seed": seed,
-                          "program": index, "settings": asdict(settings)})
+                          "program": index, "settings": asdict(settings), "invariance_runs": runs})
     return tasks
 
 
@@ -109,20 +114,40 @@ def run_fuzz_task(task: dict) -> dict:
     if task["kind"] == "prior":
         check = lambda: check_prior(program.text, program.data, find_spec(task["method"]), run_seed, settings)  # noqa: E731
     else:
-        check = lambda: check_invariance(program.text, program.data, run_seed, settings)  # noqa: E731
+        runs = task.get("invariance_runs", FIXED_RUNS)  # tasks planned before `auto` joined ran the three
+        check = lambda: check_invariance(program.text, program.data, run_seed, settings, runs)  # noqa: E731
     return {**task, **_guarded(check, family=program.family)}
 
 
+def stored_invariance_runs(store: ResultStore) -> tuple[str, ...] | None:
+    """The runs of the invariance checks already in ``store`` (None if it holds none)."""
+    for path in sorted((store.root / "cells").glob("invariance__*.json")):
+        return tuple(store.load(path.stem).get("invariance_runs", FIXED_RUNS))
+    return None
+
+
+def refuse_mixed_invariance_runs(store: ResultStore, runs) -> None:
+    """Refuse to add invariance checks with other runs than those ``store`` holds: a rerun skips every
+    finished key, so a report would count checks of three and of four runs together."""
+    stored, runs = stored_invariance_runs(store), invariance_run_labels(runs)
+    if stored is not None and tuple(stored) != runs:
+        raise ArgumentError(f"{store.root} holds invariance checks of the runs {','.join(stored)}, and this command asks "
+                            f"for {','.join(runs)}; write to another --out folder, or pass --invariance-runs "
+                            f"{','.join(stored)}")
+
+
 def run_fuzz(out, n: int, seed: int = 0, mcmc_n: int = 12, chunk: int = 25, settings: RunSettings = MCMC_SETTINGS, *,
-             scan_twins: int = 0, methods=None, invariance: bool = True, address=None, num_cpus=1, serial=False,
-             progress=True, deadline_minutes=None) -> ResultStore:
+             scan_twins: int = 0, methods=None, invariance: bool = True, invariance_runs=INVARIANCE_RUNS,
+             address=None, num_cpus=1, serial=False, progress=True, deadline_minutes=None) -> ResultStore:
     """Run (or resume) every fuzzing task into ``out``; returns its store.
 
     The sampling checks run first (few tasks, each worth more), then the identity chunks in program
     order, so a run stopped by ``deadline_minutes`` has checked programs 0..k-1 with nothing skipped.
     """
     store = ResultStore(out)
-    tasks = plan_fuzz(n, seed, mcmc_n, chunk, settings, scan_twins, methods, invariance)
+    if invariance and mcmc_n:
+        refuse_mixed_invariance_runs(store, invariance_runs)
+    tasks = plan_fuzz(n, seed, mcmc_n, chunk, settings, scan_twins, methods, invariance, invariance_runs)
     end = None if deadline_minutes is None else time.perf_counter() + 60.0 * deadline_minutes
 
     def left():

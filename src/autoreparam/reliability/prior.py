@@ -3,8 +3,8 @@
 - `check_prior`: with its observations removed, a program's posterior is its prior, so every method
   must return the prior marginals. Checked against exact means and variances where the prior's
   parameters are constants, and against i.i.d. forward draws (`agreement.pit_tests`) for all.
-- `check_invariance`: the original-coordinate draws of one program sampled (NUTS) in three
-  parameterisations, CP, NCP and a random lambda per element, agree at every element's quartiles.
+- `check_invariance`: the original-coordinate draws of one program sampled (NUTS) in CP, NCP, a
+  random lambda per element and by ``method="auto"`` agree at every element's quartiles, pair by pair.
 
 A check fails when a Holm-adjusted p-value (over all its tests) falls below `FUZZ_ALPHA`; the record
 also says whether the run's own diagnostics flagged it (``trustworthy``), so a failure the user would
@@ -13,6 +13,7 @@ have been warned about is told apart from a silent one.
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import jax
@@ -20,6 +21,7 @@ import numpy as np
 from numpyro import handlers
 from numpyro.infer import Predictive
 
+from autoreparam.errors import ArgumentError
 from autoreparam.lang import compile_program
 from autoreparam.reliability.agreement import moment_tests, pit_tests, quartile_agreement
 from autoreparam.reliability.methods import MethodSpec, RunSettings, run_spec
@@ -111,22 +113,43 @@ def random_lambda(model, kwargs, rng: np.random.Generator) -> dict:
     return {s.name: rng.uniform(0.0, 1.0, size=s.shape) for s in plan.sites}
 
 
-INVARIANCE_PAIRS = (("cp", "ncp"), ("cp", "random"), ("ncp", "random"))
+# The runs of the invariance check: NUTS at lambda = 1, 0 and random (`random_lambda`), and `auto`,
+# what a user runs by default (added 2026-11-28: on most generated programs one of CP and NCP is
+# flagged, so the three fixed centrings alone gave a pair of trusted runs on few programs).
+FIXED_RUNS = ("cp", "ncp", "random")
+INVARIANCE_RUNS = FIXED_RUNS + ("auto",)
+INVARIANCE_PAIRS = tuple(itertools.combinations(FIXED_RUNS, 2))  # the pairs of records written before `auto`
+
+
+def invariance_run_labels(runs) -> tuple[str, ...]:
+    """``runs`` (labels) in the check's order; every fixed centring is always run."""
+    runs = tuple(runs)
+    unknown = [r for r in runs if r not in INVARIANCE_RUNS]
+    if unknown or not set(FIXED_RUNS) <= set(runs):
+        raise ArgumentError(f"invariance runs {', '.join(runs)}: choose {', '.join(FIXED_RUNS)} and optionally auto")
+    return tuple(r for r in INVARIANCE_RUNS if r in runs)
+
+
+def pairs_of(runs) -> tuple[tuple[str, str], ...]:
+    """Every pair of runs, in the order of their tests (the fixed centrings' three pairs first)."""
+    extra = [r for r in invariance_run_labels(runs) if r not in FIXED_RUNS]
+    return INVARIANCE_PAIRS + tuple((a, b) for b in extra for a in FIXED_RUNS)
 
 
 def invariance_pairs(adjusted: np.ndarray, trusted: dict[str, bool]) -> tuple[dict, bool]:
-    """Per pair of parameterisations its smallest Holm-adjusted p, whether it failed, and whether
-    both of its runs were trusted by their own diagnostics; and the check's ``trustworthy``.
+    """Per pair of runs its smallest Holm-adjusted p, whether it failed, and whether both of its runs
+    were trusted by their own diagnostics; and the check's ``trustworthy``.
 
-    ``adjusted`` holds each pair's tests in `INVARIANCE_PAIRS` order, as many per pair. Two runs
-    that disagree are a silent failure only if neither was flagged: a user who ran the flagged one
-    was warned, and the other is then the likely right one. So a failed check is ``trustworthy``
-    (silent) when some failing pair had both runs trusted; a passing check when all runs were.
-    Counting a failure as flagged whenever any of the three runs was flagged would hide a silent
-    disagreement of two trusted runs behind a flag on the third.
+    ``trusted`` names the runs (in `INVARIANCE_RUNS` order); ``adjusted`` holds each pair's tests in
+    `pairs_of` order, as many per pair. Two runs that disagree are a silent failure only if neither
+    was flagged: a user who ran the flagged one was warned, and the other is then the likely right
+    one. So a failed check is ``trustworthy`` (silent) when some failing pair had both runs trusted;
+    a passing check when all runs were. Counting a failure as flagged whenever any run was flagged
+    would hide a silent disagreement of two trusted runs behind a flag on a third.
     """
+    order = pairs_of(trusted)
     pairs = {}
-    for (a, b), p in zip(INVARIANCE_PAIRS, np.split(np.asarray(adjusted), len(INVARIANCE_PAIRS))):
+    for (a, b), p in zip(order, np.split(np.asarray(adjusted), len(order))):
         pairs[f"{a} vs {b}"] = {"min_adjusted_p": float(np.min(p)), "failed": bool(np.min(p) < FUZZ_ALPHA),
                                 "both_trustworthy": bool(trusted[a] and trusted[b])}
     failing = [pair for pair in pairs.values() if pair["failed"]]
@@ -134,22 +157,26 @@ def invariance_pairs(adjusted: np.ndarray, trusted: dict[str, bool]) -> tuple[di
     return pairs, trustworthy
 
 
-def check_invariance(text: str, data: dict, seed: int, settings: RunSettings) -> dict:
-    """Sample the program with NUTS at lambda = 1, 0 and random; test every pair for agreement."""
+def _invariance_spec(label: str, lam) -> MethodSpec:
+    return MethodSpec("auto", "nuts") if label == "auto" else MethodSpec("given", "nuts", {"parameterisation": lam})
+
+
+def check_invariance(text: str, data: dict, seed: int, settings: RunSettings, runs=INVARIANCE_RUNS) -> dict:
+    """Sample the program with NUTS at lambda = 1, 0 and random (and with `auto`, by default); test
+    every pair of runs for agreement."""
     start = time.perf_counter()
     model, _, kwargs = compile_program(text, data)
-    centrings = {"cp": 1.0, "ncp": 0.0, "random": random_lambda(model, kwargs, np.random.default_rng(seed))}
-    runs = {}
-    for label, lam in centrings.items():
-        spec = MethodSpec("given", "nuts", {"parameterisation": lam})
-        samples, summary = run_spec(spec, model, (), kwargs, seed, settings)
-        runs[label] = (flatten_sites(samples, lead=2), summary)
-    (_, labels), _ = runs["cp"]
+    centrings = {"cp": 1.0, "ncp": 0.0, "random": random_lambda(model, kwargs, np.random.default_rng(seed)), "auto": None}
+    results = {}
+    for label in invariance_run_labels(runs):
+        samples, summary = run_spec(_invariance_spec(label, centrings[label]), model, (), kwargs, seed, settings)
+        results[label] = (flatten_sites(samples, lead=2), summary)
+    (_, labels), _ = results["cp"]
     pvalues, kinds = [], []
-    for a, b in INVARIANCE_PAIRS:
-        pvalues.append(quartile_agreement(runs[a][0][0], runs[b][0][0]))
+    for a, b in pairs_of(results):
+        pvalues.append(quartile_agreement(results[a][0][0], results[b][0][0]))
         kinds += [f"{a} vs {b}, P(x <= q{q})" for q in (25, 50, 75) for _ in labels]
     pvalues = np.concatenate(pvalues)
-    pairs, trustworthy = invariance_pairs(holm(pvalues), {label: s["trustworthy"] for label, (_, s) in runs.items()})
-    summary = {"trustworthy": trustworthy, "pairs": pairs, "runs": {label: s for label, (_, s) in runs.items()}}
-    return _verdict(pvalues, labels * 9, kinds, summary, start)
+    pairs, trustworthy = invariance_pairs(holm(pvalues), {label: s["trustworthy"] for label, (_, s) in results.items()})
+    summary = {"trustworthy": trustworthy, "pairs": pairs, "runs": {label: s for label, (_, s) in results.items()}}
+    return _verdict(pvalues, labels * (3 * len(pairs)), kinds, summary, start)
