@@ -1,11 +1,12 @@
-"""Two invariance-check stores side by side on the programs both ran (e.g. two target acceptances).
+"""Two invariance-check stores side by side on the programs both ran (two target acceptances; three
+runs against four, with `auto`).
 
     python benchmarks/fuzz_invariance_compare.py results/fuzz_invariance results/fuzz_invariance_ta95 \
         --out benchmarks/results/fuzz_invariance_ta95_summary.json
 
 Per store, over the shared programs: failures and silent ones, runs `infer` trusted, runs without a
-divergence, pairs of runs both trusted and how many of those disagreed, programs whose three runs
-were all trusted, and the failing pairs. A check's seed depends only on the program, so the two
+divergence, pairs of runs both trusted (of every pair, and of the three fixed centrings' pairs
+alone) and how many of those disagreed, programs whose runs were all trusted, and the failing pairs. A check's seed depends only on the program, so the two
 stores ran the same chains' seeds in each parameterisation; only their settings differ (recorded).
 Records written before the per-pair verdicts existed (ab78106) get their pairs' trust from their
 runs; a disagreement is then known only for the check as a whole.
@@ -36,10 +37,15 @@ def _stats(records: list[dict]) -> dict:
         c["runs"] += len(runs)
         c["runs_trusted"] += sum(v["trustworthy"] for v in runs.values())
         c["runs_without_divergence"] += sum(v["divergences"] == 0 for v in runs.values())
-        trusted = [runs[a]["trustworthy"] and runs[b]["trustworthy"] for a, b in INVARIANCE_PAIRS]
-        c["pairs_both_trusted"] += sum(trusted)
-        c["programs_with_a_trusted_pair"] += any(trusted)
-        c["programs_all_three_trusted"] += all(v["trustworthy"] for v in runs.values())
+        # Every pair the check compared (three before `auto` joined, six since), and the fixed
+        # centrings' three alone, so that stores of three and of four runs compare like with like.
+        every = [(a, b) for a in runs for b in runs if a < b] if "pairs" not in r else \
+            [tuple(name.split(" vs ")) for name in r["pairs"]]
+        for prefix, pairs in (("", every), ("fixed_", INVARIANCE_PAIRS)):
+            trusted = [runs[a]["trustworthy"] and runs[b]["trustworthy"] for a, b in pairs]
+            c[f"{prefix}pairs_both_trusted"] += sum(trusted)
+            c[f"programs_with_a_trusted_{prefix}pair"] += any(trusted)
+        c["programs_all_runs_trusted"] += all(v["trustworthy"] for v in runs.values())
         for name, pair in r.get("pairs", {}).items():
             failing_pairs[name] += pair["failed"]
             c["pairs_both_trusted_failed"] += pair["failed"] and pair["both_trustworthy"]

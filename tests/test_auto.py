@@ -244,3 +244,39 @@ def test_draws_that_diverge_where_the_pilot_did_not_are_drawn_again_at_a_higher_
     assert x.shape == (4, 1000)
     estimate, mcse = (float(v[0]) for v in mean_and_mcse({"x": x}))
     assert abs(estimate - mean) < 4 * mcse, (estimate, mean, mcse)
+
+
+def far_scale(group, y):
+    """Program 6's shape: ten groups, data of scale 400 and a noise scale whose prior allows it; at the
+    origin (sigma = 1) the log density is about -1e7, beyond what float32 resolves."""
+    mu = numpyro.sample("mu", dist.Normal(0.0, 50.0))
+    tau = numpyro.sample("tau", dist.HalfNormal(30.0))
+    sigma = numpyro.sample("sigma", dist.HalfNormal(800.0))
+    with numpyro.plate("groups", 10):
+        theta = numpyro.sample("theta", dist.Normal(mu, tau))
+    numpyro.sample("y", dist.Normal(theta[group], sigma), obs=y)
+
+
+def test_auto_leaves_an_origin_whose_log_density_float32_cannot_resolve():
+    """Generated program 6's failure, reduced: started at sigma = 1, rounding rejected every proposal,
+    the step size fell to 1e-10 and the chains froze (R-hat 3e7) in every candidate."""
+    from autoreparam.auto.start import RESOLVABLE, TARGET, unresolvable
+
+    assert unresolvable(-1.4e7) and not unresolvable(-RESOLVABLE / 2) and not unresolvable(-np.inf)
+    rng = np.random.default_rng(0)
+    group, y = np.arange(200) % 10, jnp.asarray(rng.normal(50.0, 400.0, 200), dtype=jnp.float32)
+    result = _auto(far_scale, group, y, num_warmup=500)
+    assert "is beyond what float32 resolves" in result.decision, result.decision
+    steps = int(result.decision.split("where ")[-1].split(" Adam")[0])
+    assert 0 < steps < 1000
+    assert result.diagnostics.standard.max_r_hat < 1.05
+    sigma = np.asarray(result.samples["sigma"]).ravel()
+    assert abs(np.mean(sigma) - float(np.std(np.asarray(y)))) < 4 * np.std(sigma)
+    # The climb's gradients are counted with the warm-up's.
+    assert result.gradients["warmup"] >= steps
+    assert TARGET < RESOLVABLE
+
+
+def test_auto_keeps_the_origin_where_float32_resolves_it():
+    result = _auto(eight_schools, SIGMA, Y)
+    assert "float32" not in result.decision

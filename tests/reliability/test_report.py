@@ -123,3 +123,41 @@ def test_a_summary_from_older_code_or_with_non_finite_values_gives_a_clear_answe
     (out / SUMMARY).write_text(json.dumps(summary))
     with pytest.raises(ArgumentError, match="lacks fuzz_settings"):
         render_reliability_from_summary(out)
+
+
+def _prior(store, program, method, failed, trusted, target_accept=None):
+    store.save(f"prior__0__{program:06d}__{method.replace('/', '-')}", {
+        "kind": "prior", "program": program, "family": "funnel", "method": method, "status": "ok", "failed": failed,
+        "trustworthy": trusted, "worst": "pit_mean of z", "min_adjusted_p": 1e-5 if failed else 0.5,
+        "settings": {"num_chains": 4, "num_warmup": 500, "num_samples": 1000, "vi": "fast",
+                     "target_accept": target_accept}})
+
+
+def test_several_fuzz_folders_are_read_as_one_and_refused_when_they_overlap_or_mix_settings(tmp_path):
+    first, second = ResultStore(tmp_path / "a"), ResultStore(tmp_path / "b")
+    _prior(first, 1, "cp/nuts", failed=True, trusted=False)
+    _prior(first, 2, "cp/nuts", failed=False, trusted=True)
+    _prior(second, 1, "auto/nuts", failed=True, trusted=True)  # a silent failure
+    (second.root / "commands.txt").write_text("2026-11-28T09:00Z abc1234 autoreparam fuzz --out b\n")
+    second.save("invariance__0__000001", {
+        "kind": "invariance", "program": 1, "family": "funnel", "status": "ok", "failed": True, "trustworthy": False,
+        "worst": "cp vs ncp", "min_adjusted_p": 1e-6,
+        "runs": {"cp": {"trustworthy": False}, "ncp": {"trustworthy": True}, "random": {"trustworthy": True},
+                 "auto": {"trustworthy": True}},
+        "pairs": {"cp vs ncp": {"failed": True, "both_trustworthy": False, "min_adjusted_p": 1e-6},
+                  "ncp vs auto": {"failed": False, "both_trustworthy": True, "min_adjusted_p": 0.4}}})
+    path = write_reliability_report(tmp_path / "no_sbc", f"{first.root},{second.root}", tmp_path / "out", power_sims=5)
+    text = path.read_text()
+    assert "| prior | 2 | 3 | 2 | 1 | 0 |" in text  # programs 1 and 2, three checks, from both folders
+    assert "| cp/nuts | 2 | 1 | 0 | 1 | 0 |" in text and "| auto/nuts | 1 | 1 | 1 | 0 | 0 |" in text
+    assert "| cp vs ncp | 1 | 1 | 0 | 0 |" in text and "| ncp vs auto | 1 | 0 | 1 | 0 |" in text
+    assert "cp 0 of 1, ncp 1 of 1, random 1 of 1, auto 1 of 1" in text
+    assert "abc1234 autoreparam fuzz --out b" in text
+    # The same check in two folders would count twice.
+    _prior(ResultStore(tmp_path / "c"), 2, "cp/nuts", failed=False, trusted=True)
+    with pytest.raises(ArgumentError, match="both hold the check prior__0__000002__cp-nuts"):
+        write_reliability_report(tmp_path / "no_sbc", [first.root, tmp_path / "c"], tmp_path / "out2", power_sims=5)
+    # Checks at another target acceptance are another experiment.
+    _prior(ResultStore(tmp_path / "d"), 3, "cp/nuts", failed=False, trusted=True, target_accept=0.95)
+    with pytest.raises(ArgumentError, match="different settings"):
+        write_reliability_report(tmp_path / "no_sbc", [first.root, tmp_path / "d"], tmp_path / "out3", power_sims=5)

@@ -32,10 +32,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import jax.numpy as jnp
 import numpy as np
 
 from autoreparam.auto.pilot import MAX_DIVERGENT_SHARE, RETRY_TARGET_ACCEPTS, PilotScore, score
 from autoreparam.auto.rule_lambda import RuleLambda
+from autoreparam.auto.start import RESOLVABLE, climb_to_resolvable, unresolvable
 from autoreparam.coordinates import Coordinates
 from autoreparam.initial import ORIGIN, initial_values
 from autoreparam.mcmc.chains import ChainResult
@@ -163,6 +165,23 @@ def _start_positions(coords: Coordinates, free_init: dict | None, num_chains: in
     return (centre + rng.uniform(-1.0, 1.0, (num_chains, centre.size))).astype(np.float32)
 
 
+def _climb(run: _Run, coords: Coordinates, centred: Parameterisation) -> tuple[dict, Parameterisation]:
+    """Leave an origin whose log density float32 cannot resolve (``auto.start``): the start Adam
+    reaches, and the rule's lambda there (the origin's was computed with the data far from fitting).
+    Its gradients count as warm-up, its seconds as warm-up and compilation."""
+    origin_density = run.rule.origin_density
+    x, density, steps, seconds = climb_to_resolvable(coords, np.zeros(coords.dim, np.float32))
+    run.timing["compile"] += seconds["compile"]
+    run.timing["warmup"] += seconds["run"]
+    run.gradients["warmup"] += steps
+    run.notes.append(f"The log density at the origin of the unconstrained space, {origin_density:.3g}, is beyond what "
+                     f"float32 resolves (|log p| > {RESOLVABLE:.0e}): the chains started where {steps} Adam steps reached "
+                     f"({density:.3g}).")
+    free = coords.unravel(jnp.asarray(x))
+    param = run.lambda_at(np.asarray(coords.ravel_original(coords.to_original(free, centred)))[None])
+    return free, param
+
+
 def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | None, num_chains: int,
              config: NUTSConfig, seed: int, progress=None) -> AutoOutcome:
     """Warm up in the rule's lambda (re-learnt before the last window), pilot, check, and draw.
@@ -177,7 +196,9 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
     at_origin = False
     if init_values is None and plan.sites:
         param, _, at_origin = run.lambda_at_origin()
-    if not at_origin:
+    if at_origin and unresolvable(run.rule.origin_density):
+        free_init, param = _climb(run, coords, centred)
+    elif not at_origin:
         if init_values is None:
             init_values, free_init = initial_values(coords.model, coords.model_args, coords.model_kwargs, coords.names,
                                                     seed=seed, unconstrained=True, default=ORIGIN)

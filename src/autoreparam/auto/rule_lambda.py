@@ -27,6 +27,7 @@ class RuleLambda:
     def __init__(self, coords: Coordinates, seed: int = 0):
         self.coords, self.seed = coords, seed
         self.seconds = {"compile": 0.0, "run": 0.0}
+        self.origin_density = float("nan")  # the log density at the origin, once `lambda_at_origin` ran
 
     def _build(self):
         coords = self.coords
@@ -59,9 +60,10 @@ class RuleLambda:
     def lambda_at_origin(self) -> tuple[Parameterisation, np.ndarray, bool]:
         """The rule's lambda at the origin of the centred unconstrained space, the origin's original
         values (flat), and whether the model's log density is finite there (if not, the caller looks
-        for another start: ``initial.initial_values``)."""
+        for another start: ``initial.initial_values``). The density itself is kept in ``origin_density``."""
         points = jnp.zeros((MAX_POINTS, self.coords.original_dim), jnp.float32)
         lam, origin, density = self._run(points, True)
+        self.origin_density = density
         return lam, origin, bool(np.isfinite(density) and np.all(np.isfinite(origin)))
 
     def lambda_at(self, flat_points) -> Parameterisation:

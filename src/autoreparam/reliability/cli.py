@@ -150,7 +150,9 @@ def run_fuzz_command(args) -> int:
 def add_report_parser(sub):
     p = sub.add_parser("reliability", help="write RELIABILITY.md, its figures and JSON summary from sbc/fuzz results")
     p.add_argument("--sbc", default="results/sbc")
-    p.add_argument("--fuzz", default="results/fuzz")
+    p.add_argument("--fuzz", default="results/fuzz",
+                   help="the fuzzing results: one folder, or several comma-separated (passes run into folders of their "
+                        "own), read as one; a check found in two, or runs with different settings, are refused")
     p.add_argument("--out", default=".", help="folder of RELIABILITY.md (figures go to <out>/figures/reliability)")
     p.add_argument("--summary-only", action="store_true",
                    help="render RELIABILITY.md again from <out>/benchmarks/results/reliability_summary.json and "

@@ -20,9 +20,11 @@ from autoreparam.reliability.fuzz import MCMC_SETTINGS, summarise_fuzz
 from autoreparam.reliability.methods import CONTROL, RunSettings
 from autoreparam.reliability.models import sbc_models
 from autoreparam.reliability.power import detectable_errors
+from autoreparam.reliability.prior import INVARIANCE_RUNS, pairs_of
 from autoreparam.reliability.ranks import NUM_THINNED, ranks
 from autoreparam.reliability.sbc import cell_ranks
 from autoreparam.reliability.statistics import ALPHA, calibration
+from autoreparam.reliability.stores import commands_of, read_fuzz_records, wall_of
 
 FIGURES = Path("figures") / "reliability"
 SUMMARY = Path("benchmarks") / "results" / "reliability_summary.json"
@@ -189,12 +191,66 @@ def fuzz_section(records: list[dict]) -> dict:
                   "silent": len(v.get("silent_failures", v["failures"])), "errors": len(v["errors"]),
                   "families": v["families"]}
               for k, v in summary.items()}
-    return {"counts": counts, "max_relative_error": worst,
+    return {"counts": counts, "max_relative_error": worst, **_per_cell(records),
             "failures": [{"invariant": k, **{f: r.get(f) for f in ("program", "family", "method", "failed",
                                                                    "worst", "min_adjusted_p", "trustworthy")}}
                          for k, r in failures],
             "errors": [{"invariant": kind, "program": r.get("program"), "family": r.get("family"),
                         "error": r["error"][:200]} for kind in summary for r in summary[kind]["errors"]]}
+
+
+def _per_cell(records: list[dict]) -> dict:
+    """The prior check per method/kernel and the invariance check per run and per pair of runs: how
+    many checks, how many failed, and how many of those no diagnostic flagged (a pair is silent when
+    both its runs were trusted)."""
+    cells, runs, pairs = {}, {}, {}
+    for r in records:
+        if r.get("kind") == "prior":
+            c = cells.setdefault(r["method"], {"programs": 0, "failed": 0, "silent": 0, "errors": 0, "flagged_runs": 0})
+            c["programs"] += 1
+            if r["status"] != "ok":
+                c["errors"] += 1
+                continue
+            c["failed"] += bool(r["failed"])
+            c["silent"] += bool(r["failed"] and r["trustworthy"])
+            c["flagged_runs"] += not r["trustworthy"]
+        elif r.get("kind") == "invariance" and r["status"] == "ok":
+            for label, run in r["runs"].items():
+                row = runs.setdefault(label, {"runs": 0, "trusted": 0})
+                row["runs"] += 1
+                row["trusted"] += bool(run["trustworthy"])
+            for name, pair in r.get("pairs", {}).items():
+                row = pairs.setdefault(name, {"checks": 0, "failed": 0, "both_trusted": 0, "failed_both_trusted": 0})
+                row["checks"] += 1
+                row["failed"] += pair["failed"]
+                row["both_trusted"] += pair["both_trustworthy"]
+                row["failed_both_trusted"] += pair["failed"] and pair["both_trustworthy"]
+    return {"prior_cells": cells, "invariance_runs": runs, "invariance_pairs": pairs}
+
+
+def _per_cell_lines(fuzz_json: dict) -> list[str]:
+    """The per-method and per-pair tables (summaries written before they existed have none)."""
+    lines = []
+    if fuzz_json.get("prior_cells"):
+        lines += ["", "Prior check per method and kernel ('flagged': runs `infer` itself flagged, failed or not):", "",
+                  "| method/kernel | programs | failed | of which silent | runs flagged | errors |", "|---|---|---|---|---|---|"]
+        lines += [f"| {m} | {c['programs']} | {c['failed']} | {c['silent']} | {c['flagged_runs']} | {c['errors']} |"
+                  for m, c in sorted(fuzz_json["prior_cells"].items())]
+    if fuzz_json.get("invariance_pairs"):
+        # In the check's order (a summary read back from JSON has its keys sorted).
+        runs = _ordered(fuzz_json.get("invariance_runs", {}), INVARIANCE_RUNS)
+        pair_rows = _ordered(fuzz_json["invariance_pairs"], [f"{a} vs {b}" for a, b in pairs_of(INVARIANCE_RUNS)])
+        lines += ["", "Invariance check per pair of runs ('both trusted': neither run flagged by `infer`; a pair that "
+                  "fails with both trusted is a silent failure). Runs trusted: " +
+                  ", ".join(f"{k} {v['trusted']} of {v['runs']}" for k, v in runs.items()) + ".", "",
+                  "| pair | checks | failed | both trusted | failed with both trusted |", "|---|---|---|---|---|"]
+        lines += [f"| {name} | {p['checks']} | {p['failed']} | {p['both_trusted']} | {p['failed_both_trusted']} |"
+                  for name, p in pair_rows.items()]
+    return lines
+
+
+def _ordered(mapping: dict, order) -> dict:
+    return {**{k: mapping[k] for k in order if k in mapping}, **{k: v for k, v in mapping.items() if k not in order}}
 
 
 def _in_order(counts: dict) -> list[tuple[str, dict]]:
@@ -215,6 +271,7 @@ def fuzz_lines(fuzz_json: dict) -> list[str]:
               "recorded, not tested: along a chain the paper's map multiplies earlier terms by 1 - a s^(1-b) per step, "
               "so recovering u cancels digits when that factor is far from 1 (`identity.py`); the tested round trip "
               "is v -> u -> v."]
+    lines += _per_cell_lines(fuzz_json)
     if fuzz_json["failures"]:
         lines += ["", "| invariant | program | family | method | what failed | trustworthy by its diagnostics |",
                   "|---|---|---|---|---|---|"]
@@ -230,17 +287,6 @@ def fuzz_lines(fuzz_json: dict) -> list[str]:
     return lines
 
 
-def _commands(root: Path) -> list[str]:
-    """The command lines that wrote a results folder (`reliability.cli.record_command`), oldest first."""
-    path = root / "commands.txt"
-    return [line for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
-
-
-def _wall(root: Path) -> float:
-    path = root / "wall_seconds.txt"
-    return sum(float(line.split()[0]) for line in path.read_text().split("\n") if line.strip()) if path.exists() else 0.0
-
-
 def _read_summary(path: Path) -> dict:
     try:
         return json.loads(path.read_text()) if path.exists() else {}
@@ -250,17 +296,19 @@ def _read_summary(path: Path) -> dict:
 
 def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims: int = 200) -> Path:
     """Summarise the sbc and fuzz folders into ``<out>/benchmarks/results/reliability_summary.json`` and
-    render RELIABILITY.md from that summary and the notes.
+    render RELIABILITY.md from that summary and the notes. ``fuzz_dir`` may name several folders
+    (comma-separated, or a list), read as one (`stores.read_fuzz_records`).
 
     A section whose folder holds no records is carried over from the summary already at ``out`` (its
     numbers, commands, settings and runtime), and the document says so: the per-replication records
     are not committed, so a checkout that reruns one part keeps the other."""
     out = Path(out)
-    sbc_records, fuzz_records = ResultStore(sbc_dir).records(), ResultStore(fuzz_dir).records()
+    fuzz = read_fuzz_records(fuzz_dir)
+    sbc_records, fuzz_records = ResultStore(sbc_dir).records(), fuzz.records
     # Read only when a section is carried over: a full rebuild must not depend on the old file.
     previous = _read_summary(out / SUMMARY) if not (sbc_records and fuzz_records) else {}
     if not sbc_records and not fuzz_records:
-        raise ArgumentError(f"no results in {sbc_dir} or {fuzz_dir}: run `autoreparam sbc` or `autoreparam fuzz` "
+        raise ArgumentError(f"no results in {sbc_dir} or {','.join(fuzz.folders)}: run `autoreparam sbc` or `autoreparam fuzz` "
                             "first, or pass their --out folders as --sbc and --fuzz")
     out.mkdir(parents=True, exist_ok=True)
     old_runtime, old_commands = previous.get("runtime", {}), previous.get("commands", {})
@@ -268,9 +316,9 @@ def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims:
     if sbc_records:
         settings = sbc_records[0]["settings"]
         sbc_json = sbc_section(sbc_records, out / FIGURES, power_sims)
-        sbc_runtime = {"sbc_wall_seconds": _wall(Path(sbc_dir)),
+        sbc_runtime = {"sbc_wall_seconds": wall_of(Path(sbc_dir)),
                        "sbc_run_seconds": sum(r.get("seconds", 0) for r in sbc_records)}
-        sbc_commands = _commands(Path(sbc_dir))
+        sbc_commands = commands_of(Path(sbc_dir))
     elif previous.get("sbc"):
         carried.append("sbc")
         settings, sbc_json, sbc_commands = previous["settings"], previous["sbc"], old_commands.get("sbc", [])
@@ -279,10 +327,9 @@ def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims:
         settings, sbc_json, sbc_commands = RunSettings().__dict__, {}, []
         sbc_runtime = {"sbc_wall_seconds": 0.0, "sbc_run_seconds": 0.0}
     if fuzz_records:
-        # The fuzz store's own settings (one per store: `methods.refuse_mixed_settings`).
-        fuzz_settings = next((r["settings"] for r in fuzz_records if "settings" in r), asdict(MCMC_SETTINGS))
-        fuzz_json, fuzz_commands = fuzz_section(fuzz_records), _commands(Path(fuzz_dir))
-        fuzz_wall = _wall(Path(fuzz_dir))
+        # The stores' own settings (one for all of them: `stores.read_fuzz_records` refuses a mix).
+        fuzz_settings = fuzz.settings or asdict(MCMC_SETTINGS)
+        fuzz_json, fuzz_commands, fuzz_wall = fuzz_section(fuzz_records), fuzz.commands, fuzz.wall_seconds
     elif previous.get("fuzz"):
         carried.append("fuzz")
         fuzz_settings = previous.get("fuzz_settings", asdict(MCMC_SETTINGS))
@@ -299,7 +346,7 @@ def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims:
     (out / SUMMARY).parent.mkdir(parents=True, exist_ok=True)
     (out / SUMMARY).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     for section in carried:
-        warnings.warn(f"no records in {sbc_dir if section == 'sbc' else fuzz_dir}: the {CARRIED[section]} is carried "
+        warnings.warn(f"no records in {sbc_dir if section == 'sbc' else ','.join(fuzz.folders)}: the {CARRIED[section]} is carried "
                       f"over from {out / SUMMARY} as it stood", UserWarning, stacklevel=2)
     return out / "RELIABILITY.md"
 
@@ -445,10 +492,11 @@ def _document(settings, sbc_text, sbc_json, fuzz_text, fuzz_json, runtime, comma
              "the unrolled program's, and the twin passes every identity above (1e-9 relative). *prior*: observations removed, every method and kernel must return the prior: exact mean "
              "and variance for latents with constant prior parameters, PIT mean and spread against 4000 forward draws "
              "for all, MCSE z-tests Holm-adjusted per run at 0.001. *invariance*: NUTS in CP, NCP and a random lambda "
-             "per element must agree at every element's quartiles (same test). Sampling checks run on the first "
+             "per element, and `auto` (in checks run since 2026-11-28), must agree pair by pair at every element's "
+             "quartiles (same test, Holm over all pairs). Sampling checks run on the first "
              f"programs with at most 40 latent dimensions, {_runs(fuzz_settings)}. 'silent': a failure the run's own diagnostics did not flag "
              "(for invariance: two runs that disagree and were both trusted by their diagnostics; results "
-             "written before ab78106 counted a failure as flagged when any of the three runs was flagged)."]
+             "written before ab78106 counted a failure as flagged when any run was flagged)."]
     body += fuzz_text
     body += ["", "## Runtimes", "",
              f"SBC: {runtime['sbc_wall_seconds'] / 3600:.2f} h wall (summed over its commands, with the workers they name, "
