@@ -176,7 +176,7 @@ def _climb(run: _Run, coords: Coordinates, centred: Parameterisation) -> tuple[d
     run.gradients["warmup"] += steps
     run.notes.append(f"The log density at the origin of the unconstrained space, {origin_density:.3g}, is beyond what "
                      f"float32 resolves (|log p| > {RESOLVABLE:.0e}): the chains started where {steps} Adam steps reached "
-                     f"({density:.3g}).")
+                     f"({density:.3g})")
     free = coords.unravel(jnp.asarray(x))
     param = run.lambda_at(np.asarray(coords.ravel_original(coords.to_original(free, centred)))[None])
     return free, param
