@@ -153,6 +153,7 @@ def test_several_fuzz_folders_are_read_as_one_and_refused_when_they_overlap_or_m
     assert "| cp vs ncp | 1 | 1 | 0 | 0 |" in text and "| ncp vs auto | 1 | 0 | 1 | 0 |" in text
     assert "cp 0 of 1, ncp 1 of 1, random 1 of 1, auto 1 of 1" in text
     assert "abc1234 autoreparam fuzz --out b" in text
+    assert f"--fuzz {first.root},{second.root} --out ." in text  # the header names the folders it read
     # The same check in two folders would count twice.
     _prior(ResultStore(tmp_path / "c"), 2, "cp/nuts", failed=False, trusted=True)
     with pytest.raises(ArgumentError, match="both hold the check prior__0__000002__cp-nuts"):
