@@ -230,7 +230,7 @@ def test_auto_joins_the_invariance_check_as_a_fourth_run():
             invariance_run_labels(bad)
     fail, ok = FUZZ_ALPHA / 10, 0.5
     adjusted = np.full(12, ok)
-    adjusted[9] = fail  # the pair ncp vs auto (the fifth), its first test
+    adjusted[9] = fail  # the pair ncp vs auto (the fifth: tests 8 and 9), its second test
     trusted = {"cp": False, "ncp": True, "random": False, "auto": True}
     pairs, trustworthy = invariance_pairs(adjusted, trusted)
     assert [name for name, p in pairs.items() if p["failed"]] == ["ncp vs auto"] and trustworthy
@@ -248,7 +248,8 @@ def test_a_store_keeps_one_set_of_invariance_runs(tmp_path, capsys):
     assert stored_invariance_runs(store) is None
     refuse_mixed_invariance_runs(store, ["cp", "ncp", "random", "auto"])  # an empty store takes any
     # Written before `auto` joined: no invariance_runs field, three runs.
-    store.save("invariance__0__000001", {"kind": "invariance", "settings": asdict(MCMC_SETTINGS)})
+    store.save("invariance__0__000001", {"kind": "invariance", "settings": asdict(MCMC_SETTINGS), "status": "ok",
+                                         "program": 1, "family": "funnel", "failed": False, "trustworthy": True})
     assert stored_invariance_runs(store) == ("cp", "ncp", "random")
     refuse_mixed_invariance_runs(store, ["cp", "ncp", "random"])
     with pytest.raises(ArgumentError, match="--invariance-runs cp,ncp,random"):
@@ -257,3 +258,6 @@ def test_a_store_keeps_one_set_of_invariance_runs(tmp_path, capsys):
     assert cli.main(["fuzz", "--out", str(store.root), "--n", "0", "--mcmc-n", "1", "--serial", "--quiet"]) == 2
     assert "holds invariance checks of the runs cp,ncp,random" in capsys.readouterr().err
     assert not (store.root / "commands.txt").exists()
+    # A pass that plans no invariance check (the identities alone) is not refused.
+    assert cli.main(["fuzz", "--out", str(store.root), "--n", "0", "--mcmc-n", "0", "--scan-twins", "0",
+                     "--serial", "--quiet"]) == 0

@@ -140,7 +140,7 @@ def test_several_fuzz_folders_are_read_as_one_and_refused_when_they_overlap_or_m
     _prior(second, 1, "auto/nuts", failed=True, trusted=True)  # a silent failure
     (second.root / "commands.txt").write_text("2026-11-28T09:00Z abc1234 autoreparam fuzz --out b\n")
     second.save("invariance__0__000001", {
-        "kind": "invariance", "program": 1, "family": "funnel", "status": "ok", "failed": True, "trustworthy": False,
+        "kind": "invariance", "program": 1, "invariance_runs": ["cp", "ncp", "random", "auto"], "family": "funnel", "status": "ok", "failed": True, "trustworthy": False,
         "worst": "cp vs ncp", "min_adjusted_p": 1e-6,
         "runs": {"cp": {"trustworthy": False}, "ncp": {"trustworthy": True}, "random": {"trustworthy": True},
                  "auto": {"trustworthy": True}},
@@ -162,3 +162,12 @@ def test_several_fuzz_folders_are_read_as_one_and_refused_when_they_overlap_or_m
     _prior(ResultStore(tmp_path / "d"), 3, "cp/nuts", failed=False, trusted=True, target_accept=0.95)
     with pytest.raises(ArgumentError, match="different settings"):
         write_reliability_report(tmp_path / "no_sbc", [first.root, tmp_path / "d"], tmp_path / "out3", power_sims=5)
+    # A named folder without results (a typo) would drop out while the header still named it.
+    with pytest.raises(ArgumentError, match="no fuzzing results in .*typo"):
+        write_reliability_report(tmp_path / "no_sbc", [first.root, tmp_path / "typo"], tmp_path / "out4", power_sims=5)
+    # Invariance checks of three runs (written before auto joined) and of four would be added together.
+    ResultStore(tmp_path / "e").save("invariance__0__000009", {
+        "kind": "invariance", "program": 9, "family": "funnel", "status": "ok", "failed": False, "trustworthy": True,
+        "runs": {}, "pairs": {}})
+    with pytest.raises(ArgumentError, match="invariance checks of the runs cp,ncp,random,auto and .* of cp,ncp,random"):
+        write_reliability_report(tmp_path / "no_sbc", [second.root, tmp_path / "e"], tmp_path / "out5", power_sims=5)

@@ -117,6 +117,7 @@ class _Run:
         self.timing = {"compile": 0.0, "lambda": 0.0, "warmup": 0.0, "pilots": 0.0, "sampling": 0.0}
         self.gradients = {"warmup": 0, "pilots": 0, "sampling": 0}  # every chain's, every transition run
         self.notes: list[str] = []
+        self.other_compilations = 0  # programs compiled outside the sampler and the rule (the climb's)
 
     def segments(self, phase, param, chains, codes, source=None, target=None, stop=None, fresh_metric=False):
         """Run ``codes``; ``stop(draws so far) -> reason or None`` may end the run after any segment.
@@ -172,11 +173,14 @@ def _climb(run: _Run, coords: Coordinates, centred: Parameterisation) -> tuple[d
     origin_density = run.rule.origin_density
     x, density, steps, seconds = climb_to_resolvable(coords, np.zeros(coords.dim, np.float32))
     run.timing["compile"] += seconds["compile"]
+    run.other_compilations += seconds["compile"] > 0
     run.timing["warmup"] += seconds["run"]
     run.gradients["warmup"] += steps
+    reached = (f"the chains started where {steps} Adam steps reached ({density:.3g})" if not unresolvable(density) else
+               f"{steps} Adam steps reached only {density:.3g}, still beyond it; the chains started there, and if they "
+               "do not mix, give init_strategy= (e.g. init_to_value with values of the data's scale)")
     run.notes.append(f"The log density at the origin of the unconstrained space, {origin_density:.3g}, is beyond what "
-                     f"float32 resolves (|log p| > {RESOLVABLE:.0e}): the chains started where {steps} Adam steps reached "
-                     f"({density:.3g})")
+                     f"float32 resolves (log p < -{RESOLVABLE:.0e}): {reached}")
     free = coords.unravel(jnp.asarray(x))
     param = run.lambda_at(np.asarray(coords.ravel_original(coords.to_original(free, centred)))[None])
     return free, param
@@ -267,7 +271,7 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
     reason = _reason(label, param, scores, run.notes)
     return AutoOutcome(label, param, reason, tuple(scores), result, dict(run.timing), dict(run.gradients),
                        run.sampler.num_compilations
-                       + int(run.rule.seconds["compile"] > 0))
+                       + int(run.rule.seconds["compile"] > 0) + run.other_compilations)
 
 
 def _retarget(run: _Run, phase: str, param, chains, target: float):

@@ -130,7 +130,7 @@ def run_fuzz_command(args) -> int:
     settings = run_settings("fuzz", args)
     refuse_mixed_settings(ResultStore(args.out), settings)
     invariance_runs = args.invariance_runs.split(",")
-    if not args.no_invariance:  # refused before the command is recorded in the folder
+    if not args.no_invariance and args.mcmc_n:  # refused before the command is recorded in the folder
         refuse_mixed_invariance_runs(ResultStore(args.out), invariance_runs)
     record_command(args.out)
     start = time.perf_counter()

@@ -71,7 +71,7 @@ def plan_fuzz(n: int, seed: int, mcmc_n: int, chunk: int, settings: RunSettings 
     """Every task of a fuzzing run. ``methods``: the method/kernel labels of the prior check (default:
     every method and kernel); ``invariance``: also the invariance check on each sampled program, with
     the runs ``invariance_runs`` (`prior.INVARIANCE_RUNS`)."""
-    runs = list(invariance_run_labels(invariance_runs))
+    runs = list(invariance_run_labels(invariance_runs)) if invariance else []
     twins = time_series_programs(scan_twins, seed) if scan_twins else []
     tasks = [{"key": f"scan_twin__{seed}__{twins[start]:06d}", "kind": "scan_twin", "seed": seed,
               "programs": twins[start:start + chunk]} for start in range(0, len(twins), chunk)]

@@ -186,8 +186,9 @@ def fuzz_section(records: list[dict]) -> dict:
             for check, err in (r.get("max_relative_error") or {}).items():
                 if err is not None:
                     worst[check] = max(worst.get(check, 0.0), err)
+    # In program order within each invariant (several folders are read one after another).
     failures = [(kind, r) for kind in INVARIANTS if kind in summary
-                for r in summary[kind]["failures"]]
+                for r in sorted(summary[kind]["failures"], key=lambda r: (r.get("program", -1), r.get("method") or ""))]
     counts = {k: {"programs": v["programs"], "checks": v["runs"], "failed": len(v["failures"]),
                   "silent": len(v.get("silent_failures", v["failures"])), "errors": len(v["errors"]),
                   "families": v["families"]}

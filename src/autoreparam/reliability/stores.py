@@ -3,8 +3,10 @@
 Passes of ``autoreparam fuzz`` are often run into folders of their own (the identities alone, one
 method's prior check, the invariance check at a new setting) and at different commits. The report
 may read several (``--fuzz A,B,C``); each folder's commands, with their commits, are listed in it.
-Two refusals keep the tables honest: a check (task key) found in two folders would be counted twice,
-and sampling checks run with different settings (e.g. another target acceptance) would be mixed.
+Refusals keep the tables honest: a check (task key) found in two folders would be counted twice;
+sampling checks run with different settings (e.g. another target acceptance), or invariance checks
+of different runs (three, or four with `auto`), would be mixed; and a named folder without results
+(a typo) would silently drop out while the report still named it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 
 from autoreparam.benchmark.store import ResultStore
 from autoreparam.errors import ArgumentError
+from autoreparam.reliability.prior import FIXED_RUNS
 
 
 @dataclass
@@ -46,7 +49,11 @@ def wall_of(root: Path) -> float:
 def read_fuzz_records(value) -> FuzzRecords:
     """Every fuzzing record of the folders in ``value`` (`fuzz_folders`), refusing duplicates and mixed settings."""
     folders = fuzz_folders(value)
-    records, commands, wall, settings, settings_from, seen = [], [], 0.0, None, None, {}
+    records, commands, wall, settings, settings_from, seen, runs_from = [], [], 0.0, None, None, {}, {}
+    if len(folders) > 1:  # one folder may be empty: the report then carries its section over
+        missing = [str(f) for f in folders if not (f / "cells").is_dir()]
+        if missing:
+            raise ArgumentError(f"no fuzzing results in {', '.join(missing)}: check the --fuzz folders")
     for folder in folders:
         for record in ResultStore(folder).records():
             key = record.get("key")
@@ -62,6 +69,13 @@ def read_fuzz_records(value) -> FuzzRecords:
                 elif stored != settings:
                     raise ArgumentError(f"{settings_from} and {folder} hold sampling checks run with different settings "
                                         f"({settings} and {stored}); report them separately")
+            if record.get("kind") == "invariance":
+                runs = tuple(record.get("invariance_runs", FIXED_RUNS))
+                runs_from.setdefault(runs, folder)
+                if len(runs_from) > 1:
+                    (a, fa), (b, fb) = list(runs_from.items())[:2]
+                    raise ArgumentError(f"{fa} holds invariance checks of the runs {','.join(a)} and {fb} of "
+                                        f"{','.join(b)}; report them separately")
             records.append(record)
         commands += commands_of(folder)
         wall += wall_of(folder)
