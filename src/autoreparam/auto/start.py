@@ -80,7 +80,8 @@ def _build(coords: Coordinates):
 def climb_to_resolvable(coords: Coordinates, start: np.ndarray) -> tuple[np.ndarray, float, int, dict]:
     """Adam from ``start`` (centred unconstrained, flat) towards higher log density, until log p >
     -`TARGET` or `MAX_STEPS`: the highest point seen (never below the start), its log density, the
-    steps taken, and compile / run seconds. Each step is one gradient evaluation."""
+    steps taken, and compile / run seconds. Each step is one gradient evaluation. Adam: Kingma & Ba
+    (2015), Algorithm 1, with beta2 = `SECOND_MOMENT_DECAY` (optax's ``adam``)."""
     key = ("resolvable_start", coords.program_key)
     (x, density, steps), compile_seconds, run_seconds = PROGRAMS(
         key, lambda: _build(coords), (coords.data, jnp.asarray(start, jnp.float32)))
