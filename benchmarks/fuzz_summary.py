@@ -4,7 +4,7 @@
 
 RELIABILITY.md's fuzzing table is one store's (`autoreparam reliability --fuzz`); a pass run into a
 store of its own (e.g. the identities alone, at a later commit) is summarised here with the same
-numbers the report computes (`reliability.report.fuzz_section`), with the commands that wrote it.
+numbers the report computes (`reliability.fuzz_tables.fuzz_section`), with the commands that wrote it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from autoreparam.benchmark.store import ResultStore, _jsonable
 from autoreparam.errors import ArgumentError
-from autoreparam.reliability.report import fuzz_section
+from autoreparam.reliability.fuzz_tables import fuzz_section
 
 
 def main(argv=None) -> int:

@@ -16,11 +16,11 @@ import numpy as np
 from autoreparam.benchmark.store import ResultStore, _jsonable
 from autoreparam.errors import ArgumentError
 from autoreparam.reliability.figures import rank_histograms
-from autoreparam.reliability.fuzz import MCMC_SETTINGS, summarise_fuzz
+from autoreparam.reliability.fuzz import MCMC_SETTINGS
+from autoreparam.reliability.fuzz_tables import fmt_p, fuzz_lines, fuzz_section, in_order
 from autoreparam.reliability.methods import CONTROL, RunSettings
 from autoreparam.reliability.models import sbc_models
 from autoreparam.reliability.power import detectable_errors
-from autoreparam.reliability.prior import INVARIANCE_RUNS, pairs_of
 from autoreparam.reliability.ranks import NUM_THINNED, ranks
 from autoreparam.reliability.sbc import cell_ranks
 from autoreparam.reliability.statistics import ALPHA, calibration
@@ -33,14 +33,7 @@ MIN_REPLICATIONS = 10
 CARRIED = {"sbc": "SBC section", "fuzz": "fuzzing section"}
 DEFAULT_SBC, DEFAULT_FUZZ = "results/sbc", "results/fuzz"  # the folders of summaries written before they were recorded
 SUMMARY_KEYS = ("settings", "fuzz_settings", "sbc", "fuzz", "runtime", "commands")  # what rendering reads
-INVARIANTS = ("identity", "scan_twin", "prior", "invariance")  # the order of the fuzzing checks in the text
 PERTURBATIONS = {"draws shifted by +0.5 posterior sd": (0.5, 1.0), "draws 0.7x too narrow": (0.0, 0.7)}
-
-
-def _fmt_p(p: float | None) -> str:
-    if p is None:  # a non-finite value, which the summary's JSON stores as null
-        return "n/a"
-    return f"{p:.2g}" if p >= 1e-4 else f"{p:.0e}"
 
 
 def _fmt(x: float | None, spec: str) -> str:
@@ -120,7 +113,7 @@ def sbc_lines(sbc_json: dict) -> list[str]:
               "cell, moved or narrowed per replication, then tested the same way.", "",
               "| model | source cell | perturbation | n | min Holm p | verdict |", "|---|---|---|---|---|---|"]
     lines += [f"| {c['model']} | {c['source']} | {c['perturbation']} | {c['replications']} | "
-              f"{_fmt_p(c['min_adjusted_p'])} | {'detected' if not c['passed'] else 'missed'} |" for c in controls]
+              f"{fmt_p(c['min_adjusted_p'])} | {'detected' if not c['passed'] else 'missed'} |" for c in controls]
     lines += ["", f"**Power** of this design (simulated, {power_sims} cells per point; one of k parameters "
               f"miscalibrated, Holm over 2k tests at alpha = {ALPHA}): the smallest error detected with "
               "probability 0.8, and the rate of false alarms of a whole cell.", "",
@@ -143,9 +136,9 @@ def _sbc_table(rows: list[dict], title: str) -> list[str]:
             continue
         verdict = "pass" if r["passed"] else "**FAIL**"
         lines.append(f"| {r['model']} | {r['method']} | {r['replications']} | {r['errors']} | {r['untrustworthy']} | "
-                     f"{_fmt_p(r['min_adjusted_p'])} | {r['worst']} ({_fmt(r['worst_pit_mean'], '+.2f')}, "
+                     f"{fmt_p(r['min_adjusted_p'])} | {r['worst']} ({_fmt(r['worst_pit_mean'], '+.2f')}, "
                      f"{_fmt(r['worst_sd_ratio'], '.2f')}) | "
-                     f"{_fmt_p(r['trusted_min_adjusted_p']) if 'trusted_min_adjusted_p' in r else '<10 runs'} | "
+                     f"{fmt_p(r['trusted_min_adjusted_p']) if 'trusted_min_adjusted_p' in r else '<10 runs'} | "
                      f"{_fmt(r['seconds_per_run'], '.0f')} | {r['sampled_in']} | {verdict} |")
     return lines
 
@@ -174,119 +167,6 @@ def _power(cells, models, sims) -> list[dict]:
         if n >= MIN_REPLICATIONS:
             out.append({"model": model, **detectable_errors(n, k, sims=sims)})
     return out
-
-
-def fuzz_section(records: list[dict]) -> dict:
-    """The fuzzing part of the summary (counts, failures, errors, largest identity errors), from the
-    saved checks; the text is `fuzz_lines`."""
-    summary = summarise_fuzz(records)
-    worst = {}
-    for rec in records:
-        for r in rec.get("results", []):
-            for check, err in (r.get("max_relative_error") or {}).items():
-                if err is not None:
-                    worst[check] = max(worst.get(check, 0.0), err)
-    # In program order within each invariant (several folders are read one after another).
-    failures = [(kind, r) for kind in INVARIANTS if kind in summary
-                for r in sorted(summary[kind]["failures"], key=lambda r: (r.get("program", -1), r.get("method") or ""))]
-    counts = {k: {"programs": v["programs"], "checks": v["runs"], "failed": len(v["failures"]),
-                  "silent": len(v.get("silent_failures", v["failures"])), "errors": len(v["errors"]),
-                  "families": v["families"]}
-              for k, v in summary.items()}
-    return {"counts": counts, "max_relative_error": worst, **_per_cell(records),
-            "failures": [{"invariant": k, **{f: r.get(f) for f in ("program", "family", "method", "failed",
-                                                                   "worst", "min_adjusted_p", "trustworthy")}}
-                         for k, r in failures],
-            "errors": [{"invariant": kind, "program": r.get("program"), "family": r.get("family"),
-                        "error": r["error"][:200]} for kind in summary for r in summary[kind]["errors"]]}
-
-
-def _per_cell(records: list[dict]) -> dict:
-    """The prior check per method/kernel and the invariance check per run and per pair of runs: how
-    many checks, how many failed, and how many of those no diagnostic flagged (a pair is silent when
-    both its runs were trusted)."""
-    cells, runs, pairs = {}, {}, {}
-    for r in records:
-        if r.get("kind") == "prior":
-            c = cells.setdefault(r["method"], {"programs": 0, "failed": 0, "silent": 0, "errors": 0, "flagged_runs": 0})
-            c["programs"] += 1
-            if r["status"] != "ok":
-                c["errors"] += 1
-                continue
-            c["failed"] += bool(r["failed"])
-            c["silent"] += bool(r["failed"] and r["trustworthy"])
-            c["flagged_runs"] += not r["trustworthy"]
-        elif r.get("kind") == "invariance" and r["status"] == "ok":
-            for label, run in r["runs"].items():
-                row = runs.setdefault(label, {"runs": 0, "trusted": 0})
-                row["runs"] += 1
-                row["trusted"] += bool(run["trustworthy"])
-            for name, pair in r.get("pairs", {}).items():
-                row = pairs.setdefault(name, {"checks": 0, "failed": 0, "both_trusted": 0, "failed_both_trusted": 0})
-                row["checks"] += 1
-                row["failed"] += pair["failed"]
-                row["both_trusted"] += pair["both_trustworthy"]
-                row["failed_both_trusted"] += pair["failed"] and pair["both_trustworthy"]
-    return {"prior_cells": cells, "invariance_runs": runs, "invariance_pairs": pairs}
-
-
-def _per_cell_lines(fuzz_json: dict) -> list[str]:
-    """The per-method and per-pair tables (summaries written before they existed have none)."""
-    lines = []
-    if fuzz_json.get("prior_cells"):
-        lines += ["", "Prior check per method and kernel ('flagged': runs `infer` itself flagged, failed or not):", "",
-                  "| method/kernel | programs | failed | of which silent | runs flagged | errors |", "|---|---|---|---|---|---|"]
-        lines += [f"| {m} | {c['programs']} | {c['failed']} | {c['silent']} | {c['flagged_runs']} | {c['errors']} |"
-                  for m, c in sorted(fuzz_json["prior_cells"].items())]
-    if fuzz_json.get("invariance_pairs"):
-        # In the check's order (a summary read back from JSON has its keys sorted).
-        runs = _ordered(fuzz_json.get("invariance_runs", {}), INVARIANCE_RUNS)
-        pair_rows = _ordered(fuzz_json["invariance_pairs"], [f"{a} vs {b}" for a, b in pairs_of(INVARIANCE_RUNS)])
-        lines += ["", "Invariance check per pair of runs ('both trusted': neither run flagged by `infer`; a pair that "
-                  "fails with both trusted is a silent failure). Runs trusted: " +
-                  ", ".join(f"{k} {v['trusted']} of {v['runs']}" for k, v in runs.items()) + ".", "",
-                  "| pair | checks | failed | both trusted | failed with both trusted |", "|---|---|---|---|---|"]
-        lines += [f"| {name} | {p['checks']} | {p['failed']} | {p['both_trusted']} | {p['failed_both_trusted']} |"
-                  for name, p in pair_rows.items()]
-    return lines
-
-
-def _ordered(mapping: dict, order) -> dict:
-    return {**{k: mapping[k] for k in order if k in mapping}, **{k: v for k, v in mapping.items() if k not in order}}
-
-
-def _in_order(counts: dict) -> list[tuple[str, dict]]:
-    """The invariants' counts in the text's order (a summary read back from JSON has its keys sorted)."""
-    return [(k, counts[k]) for k in INVARIANTS if k in counts] + [(k, v) for k, v in counts.items() if k not in INVARIANTS]
-
-
-def fuzz_lines(fuzz_json: dict) -> list[str]:
-    """The fuzzing tables, from the summary alone."""
-    lines = ["", "| invariant | programs | checks | failed | of which silent | errors | families |",
-             "|---|---|---|---|---|---|---|"]
-    for name, part in _in_order(fuzz_json["counts"]):
-        lines.append(f"| {name} | {part['programs']} | {part['checks']} | {part['failed']} | {part['silent']} | "
-                     f"{part['errors']} | {', '.join(part.get('families', []))} |")
-    lines += ["", "Largest relative error of each identity over all programs and points (float64): " +
-              ", ".join(f"{k} {v:.1e}" for k, v in sorted(fuzz_json["max_relative_error"].items())) +
-              ". `round_trip_u` (u -> v -> u) is "
-              "recorded, not tested: along a chain the paper's map multiplies earlier terms by 1 - a s^(1-b) per step, "
-              "so recovering u cancels digits when that factor is far from 1 (`identity.py`); the tested round trip "
-              "is v -> u -> v."]
-    lines += _per_cell_lines(fuzz_json)
-    if fuzz_json["failures"]:
-        lines += ["", "| invariant | program | family | method | what failed | trustworthy by its diagnostics |",
-                  "|---|---|---|---|---|---|"]
-        for r in fuzz_json["failures"]:
-            what = (", ".join(r["failed"]) if r["invariant"] in ("identity", "scan_twin")
-                    else f"{r['worst']} (Holm p {_fmt_p(r['min_adjusted_p'])})")
-            trusted = "" if r.get("trustworthy") is None else r["trustworthy"]
-            lines.append(f"| {r['invariant']} | {r['program']} | {r['family']} | {r.get('method') or ''} | {what} | "
-                         f"{trusted} |")
-    if fuzz_json.get("errors"):
-        lines += ["", "Errors (program rejected or a run raised):", ""]
-        lines += [f"- {r['invariant']} program {r['program']} ({r['family']}): {r['error']}" for r in fuzz_json["errors"]]
-    return lines
 
 
 def _read_summary(path: Path) -> dict:
@@ -423,20 +303,20 @@ def _glance(sbc_json: dict, fuzz_json: dict) -> list[str]:
                      + (f", {len(methods) - len(tested)} have too few replications to test" if len(tested) < len(methods)
                         else "") + ".")
         lines.append("- Cells that **fail**: " + ("; ".join(
-            f"{c['model']} {c['method']} (Holm p {_fmt_p(c['min_adjusted_p'])}, worst {c['worst']}, "
+            f"{c['model']} {c['method']} (Holm p {fmt_p(c['min_adjusted_p'])}, worst {c['worst']}, "
             f"{c['untrustworthy']} of {c['replications']} runs flagged by `infer`)" for c in failed) if failed else "none")
                      + ".")
     if controls:
         detected = [c for c in controls if "passed" in c and not c["passed"]]
         lines.append(f"- Negative control (doubled Jacobian): fails, as it must, on {len(detected)} of {len(controls)} "
                      "models: " + "; ".join(f"{c['model']} n={c['replications']} min Holm p "
-                                            f"{_fmt_p(c['min_adjusted_p']) if 'min_adjusted_p' in c else 'untested'}"
+                                            f"{fmt_p(c['min_adjusted_p']) if 'min_adjusted_p' in c else 'untested'}"
                                             for c in controls) + ".")
     counts = fuzz_json.get("counts", {})
     if counts:
         lines.append("- Fuzzing: " + "; ".join(f"{k}: {v['programs']} programs, {v['checks']} checks, {v['failed']} "
                                                f"failed ({v['silent']} silently), {v['errors']} errors"
-                                               for k, v in _in_order(counts)) + ".")
+                                               for k, v in in_order(counts)) + ".")
     lines += [f"- Machine: {MACHINE}."] + _pending(sbc_json)
     return lines
 
