@@ -21,6 +21,7 @@ from pathlib import Path
 
 from autoreparam.benchmark.store import ResultStore
 from autoreparam.reliability.prior import INVARIANCE_PAIRS
+from autoreparam.reliability.stores import commands_of
 
 
 def _stats(records: list[dict]) -> dict:
@@ -65,8 +66,7 @@ def main(argv=None) -> int:
     for store, records in zip(args.stores, by_store):
         chosen = [records[i] for i in shared]
         out["stores"][store] = {"settings": chosen[0].get("settings") if chosen else None,
-                                "commands": Path(store, "commands.txt").read_text().splitlines()
-                                if Path(store, "commands.txt").exists() else [],
+                                "commands": commands_of(Path(store)),
                                 **_stats(chosen)}
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
     print(json.dumps(out, indent=1))

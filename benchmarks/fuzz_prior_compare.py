@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 
 from autoreparam.benchmark.store import ResultStore
+from autoreparam.reliability.stores import commands_of
 
 SUMMARY = Path("benchmarks/results/reliability_summary.json")
 
@@ -33,8 +34,7 @@ def main(argv=None) -> int:
     cells = collections.defaultdict(list)
     for r in records:
         cells[r["method"]].append(r)
-    out = {"store": args.store, "commands": Path(args.store, "commands.txt").read_text().splitlines()
-           if Path(args.store, "commands.txt").exists() else [], "cells": {}}
+    out = {"store": args.store, "commands": commands_of(Path(args.store)), "cells": {}}
     for method, rows in sorted(cells.items()):
         programs = {r["program"] for r in rows}
         ok = [r for r in rows if r["status"] == "ok"]

@@ -16,6 +16,7 @@ from pathlib import Path
 from autoreparam.benchmark.store import ResultStore, _jsonable
 from autoreparam.errors import ArgumentError
 from autoreparam.reliability.fuzz_tables import fuzz_section
+from autoreparam.reliability.stores import commands_of
 
 
 def main(argv=None) -> int:
@@ -26,8 +27,7 @@ def main(argv=None) -> int:
     records = ResultStore(args.store).records()
     if not records:
         raise ArgumentError(f"no fuzzing records in {args.store}: run `autoreparam fuzz --out {args.store}` first")
-    commands = Path(args.store, "commands.txt")
-    summary = {"store": args.store, "commands": commands.read_text().splitlines() if commands.exists() else [],
+    summary = {"store": args.store, "commands": commands_of(Path(args.store)),
                **fuzz_section(records)}
     Path(args.out).write_text(json.dumps(_jsonable(summary), indent=1, sort_keys=True) + "\n")
     print(json.dumps(summary["counts"], indent=1), json.dumps(summary["max_relative_error"], indent=1))

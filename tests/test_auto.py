@@ -291,9 +291,12 @@ def test_the_climb_reaches_a_resolvable_log_density_from_far_below(scale):
     coords = Coordinates(far_scale, (group, y, scale), {}, select_sites(analyse_model(far_scale, group, y, scale), "default"))
     start = np.zeros(coords.dim, np.float32)
     before = float(coords.log_density_cp(coords.unravel(jnp.asarray(start))))
-    x, density, steps, _ = climb_to_resolvable(coords, start)
+    x, original, density, steps, _ = climb_to_resolvable(coords, start)
     assert before < -1e6 * scale**2 and -TARGET < density and steps < MAX_STEPS
     assert density == pytest.approx(float(coords.log_density_cp(coords.unravel(jnp.asarray(x)))), rel=1e-5)
+    # The original values of that point, computed inside the program: sigma = exp of its log.
+    sigma = coords.split_original(original)["sigma"]
+    assert float(sigma) == pytest.approx(float(np.exp(coords.unravel(jnp.asarray(x))["sigma"])), rel=1e-5)
 
 
 def test_auto_keeps_the_origin_where_float32_resolves_it():

@@ -166,12 +166,12 @@ def _start_positions(coords: Coordinates, free_init: dict | None, num_chains: in
     return (centre + rng.uniform(-1.0, 1.0, (num_chains, centre.size))).astype(np.float32)
 
 
-def _climb(run: _Run, coords: Coordinates, centred: Parameterisation) -> tuple[dict, Parameterisation]:
+def _climb(run: _Run, coords: Coordinates) -> tuple[dict, Parameterisation]:
     """Leave an origin whose log density float32 cannot resolve (``auto.start``): the start Adam
     reaches, and the rule's lambda there (the origin's was computed with the data far from fitting).
     Its gradients count as warm-up, its seconds as warm-up and compilation."""
     origin_density = run.rule.origin_density
-    x, density, steps, seconds = climb_to_resolvable(coords, np.zeros(coords.dim, np.float32))
+    x, original, density, steps, seconds = climb_to_resolvable(coords, np.zeros(coords.dim, np.float32))
     run.timing["compile"] += seconds["compile"]
     run.other_compilations += seconds["compile"] > 0
     run.timing["warmup"] += seconds["run"]
@@ -181,9 +181,7 @@ def _climb(run: _Run, coords: Coordinates, centred: Parameterisation) -> tuple[d
                "do not mix, give init_strategy= (e.g. init_to_value with values of the data's scale)")
     run.notes.append(f"The log density at the origin of the unconstrained space, {origin_density:.3g}, is beyond what "
                      f"float32 resolves (log p < -{RESOLVABLE:.0e}): {reached}")
-    free = coords.unravel(jnp.asarray(x))
-    param = run.lambda_at(np.asarray(coords.ravel_original(coords.to_original(free, centred)))[None])
-    return free, param
+    return coords.unravel(jnp.asarray(x)), run.lambda_at(original[None])
 
 
 def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | None, num_chains: int,
@@ -201,7 +199,7 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
     if init_values is None and plan.sites:
         param, _, at_origin = run.lambda_at_origin()
     if at_origin and unresolvable(run.rule.origin_density):
-        free_init, param = _climb(run, coords, centred)
+        free_init, param = _climb(run, coords)
     elif not at_origin:
         if init_values is None:
             init_values, free_init = initial_values(coords.model, coords.model_args, coords.model_kwargs, coords.names,

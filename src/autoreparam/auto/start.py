@@ -27,6 +27,7 @@ import optax
 
 from autoreparam.coordinates import Coordinates
 from autoreparam.mcmc.programs import PROGRAMS
+from autoreparam.reparam.parameterisation import Parameterisation
 
 # 1e6 is resolved to 0.06 nat per float32 operation, already a noticeable share of the energy errors
 # the step size adapts on (acceptance 0.8 is errors of a few tenths); beyond it rounding dominates.
@@ -72,17 +73,21 @@ def _build(coords: Coordinates):
         u0 = potential(start)
         carry = (start, optimiser.init(start), start, jnp.where(jnp.isfinite(u0), u0, jnp.inf), jnp.asarray(0))
         _, _, best_x, best_u, steps = jax.lax.while_loop(going, step, carry)
-        return best_x, -best_u, steps
+        # The point's original values too, traced here: computed eagerly, every operation of the map
+        # would compile on its own in each new process.
+        original = bound.ravel_original(bound.to_original(bound.unravel(best_x), Parameterisation.centred(bound.plan)))
+        return best_x, original, -best_u, steps
 
     return climb
 
 
-def climb_to_resolvable(coords: Coordinates, start: np.ndarray) -> tuple[np.ndarray, float, int, dict]:
+def climb_to_resolvable(coords: Coordinates, start: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, int, dict]:
     """Adam from ``start`` (centred unconstrained, flat) towards higher log density, until log p >
-    -`TARGET` or `MAX_STEPS`: the highest point seen (never below the start), its log density, the
-    steps taken, and compile / run seconds. Each step is one gradient evaluation. Adam: Kingma & Ba
+    -`TARGET` or `MAX_STEPS`: the highest point seen (never below the start), its original values
+    (flat), its log density, the steps taken, and compile / run seconds. Each step is one gradient evaluation. Adam: Kingma & Ba
     (2015), Algorithm 1, with beta2 = `SECOND_MOMENT_DECAY` (optax's ``adam``)."""
     key = ("resolvable_start", coords.program_key)
-    (x, density, steps), compile_seconds, run_seconds = PROGRAMS(
+    (x, original, density, steps), compile_seconds, run_seconds = PROGRAMS(
         key, lambda: _build(coords), (coords.data, jnp.asarray(start, jnp.float32)))
-    return np.asarray(x), float(density), int(steps), {"compile": compile_seconds, "run": run_seconds}
+    return (np.asarray(x), np.asarray(original), float(density), int(steps),
+            {"compile": compile_seconds, "run": run_seconds})
