@@ -302,3 +302,24 @@ def test_the_climb_reaches_a_resolvable_log_density_from_far_below(scale):
 def test_auto_keeps_the_origin_where_float32_resolves_it():
     result = _auto(eight_schools, SIGMA, Y)
     assert "float32" not in result.decision
+
+
+def test_a_frozen_warm_up_starts_again_from_a_variational_fit():
+    """Generated program 218 of the corpus (a Poisson GLM with tau_a ~ half_normal(0.026) and beta ~
+    N(0, 0.04)): the jittered start puts beta tens of prior scales out, the step size fell to 2e-13 and
+    every chain, pilot and candidate froze (R-hat 3e7, 1.1 million gradients)."""
+    from autoreparam.auto.rescue import FROZEN_STEP, froze
+    from autoreparam.corpus import generate_program
+    from autoreparam.lang import compile_program
+
+    assert froze([0.1, 5e-5]) and froze([0.1, np.nan]) and not froze([0.045, 1.1])
+    program = generate_program(218, 0)[1]
+    model, _, data = compile_program(program.text, program.data)
+    result = _auto(model, num_warmup=500, num_samples=1000, seed=723614065, **data)
+    assert "too small to move the chains" in result.decision and "started again" in result.decision, result.decision
+    assert result.diagnostics.standard.max_r_hat < 1.05
+    assert np.min(result.chains.step_size) > FROZEN_STEP
+    # Seen at the end of the first slow window, where the step size was 7e-10: frozen to the end, the
+    # call spent 1.1 million gradients.
+    assert "after 100 warm-up transitions" in result.decision
+    assert result.gradients["total"] < 550_000

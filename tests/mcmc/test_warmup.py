@@ -91,3 +91,19 @@ def test_a_rejected_half_step_leaves_the_other_spaces_representation_exact(schoo
     new, info = jax.jit(step)(jax.random.PRNGKey(0), state, log_steps, inverse_mass, jnp.array([3, 1]))
     assert bool(info.is_divergent[0])
     np.testing.assert_allclose(np.asarray(new.spaces[1].position), np.asarray(coords.ravel(exact)), rtol=1e-6)
+
+
+def test_a_window_whose_variance_overflows_keeps_the_metric_in_force():
+    """Generated program 425: a chain at 1e19 in a funnel's neck made a window's variance inf, every
+    step length 0, and every chain froze."""
+    from autoreparam.mcmc.warmup import window_adaptation
+
+    init, update, _ = window_adaptation(0.8)
+    state = init(jnp.asarray([1.0, 2.0, 3.0]), 0.5)
+    for position in ([0.0, 0.0, 1.0], [1.0, -1.0, 2e19], [2.0, 1.0, -3e19]):
+        state = update(state, 1, 0, jnp.asarray(position), 0.8)
+    state = update(state, 1, 1, jnp.asarray([1.0, 0.0, 1e19]), 0.8)
+    imm = np.asarray(state.inverse_mass)
+    assert np.all(np.isfinite(imm)) and imm[2] == 3.0  # the overflowed element keeps its metric
+    assert imm[0] != 1.0 and imm[1] != 2.0  # the others take the window's estimate
+    assert np.array_equal(np.asarray(state.mass.inverse_mass_matrix), imm)

@@ -23,7 +23,8 @@ coordinates with a short re-adaptation and its own pilot, and the best ESS per g
 usable pilots wins (``PilotScore.usable``: a short pilot's R-hat is too noisy to rank by); a candidate
 is abandoned as soon as its gradients per transition prove it cannot beat a usable pilot (``E_MAX``).
 Draws that diverge where their pilot did not are drawn again at a higher acceptance
-(``_redraw_if_divergent``). Every executable is shared: one NUTS segment program and
+(``_redraw_if_divergent``). A warm-up whose step size shows its chains frozen starts again, once,
+from draws of a light non-centred variational fit (``auto.rescue``). Every executable is shared: one NUTS segment program and
 the rule's program, compiled once per model and data shape (``mcmc.programs``).
 """
 
@@ -36,6 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from autoreparam.auto.pilot import MAX_DIVERGENT_SHARE, RETRY_TARGET_ACCEPTS, PilotScore, score
+from autoreparam.auto.rescue import FROZEN_STEP, fitted_start, froze
 from autoreparam.auto.rule_lambda import RuleLambda
 from autoreparam.auto.start import RESOLVABLE, climb_to_resolvable, unresolvable
 from autoreparam.coordinates import Coordinates
@@ -120,7 +122,7 @@ class _Run:
         self.other_compilations = 0  # programs compiled outside the sampler and the rule (the climb's)
 
     def segments(self, phase, param, chains, codes, source=None, target=None, stop=None, fresh_metric=False):
-        """Run ``codes``; ``stop(draws so far) -> reason or None`` may end the run after any segment.
+        """Run ``codes``; ``stop(draws so far, chains) -> reason or None`` may end the run after any segment.
 
         ``fresh_metric``: the chains start without a metric of their own; the first segment sets it as
         ``NUTSConfig.initial_metric`` says, from the log density's gradient (``mcmc.segments``).
@@ -136,7 +138,7 @@ class _Run:
             self.timing[phase] += seconds["run"]
             self.gradients[phase] += int(np.sum(draws.steps))
             parts.append(draws)
-            if stop is not None and (reason := stop(join(parts))) is not None:
+            if stop is not None and (reason := stop(join(parts), chains)) is not None:
                 break
         if not parts:  # nothing left to run in this phase (e.g. the pilot already gave every draw)
             parts.append(no_draws(int(np.shape(chains.positions)[0]), self.coords.original_dim))
@@ -166,9 +168,10 @@ def _start_positions(coords: Coordinates, free_init: dict | None, num_chains: in
     return (centre + rng.uniform(-1.0, 1.0, (num_chains, centre.size))).astype(np.float32)
 
 
-def _climb(run: _Run, coords: Coordinates) -> tuple[dict, Parameterisation]:
+def _climb(run: _Run, coords: Coordinates) -> tuple[dict, Parameterisation, dict]:
     """Leave an origin whose log density float32 cannot resolve (``auto.start``): the start Adam
-    reaches, and the rule's lambda there (the origin's was computed with the data far from fitting).
+    reaches, the rule's lambda there (the origin's was computed with the data far from fitting) and
+    its original values.
     Its gradients count as warm-up, its seconds as warm-up and compilation."""
     origin_density = run.rule.origin_density
     x, original, density, steps, seconds = climb_to_resolvable(coords, np.zeros(coords.dim, np.float32))
@@ -181,7 +184,7 @@ def _climb(run: _Run, coords: Coordinates) -> tuple[dict, Parameterisation]:
                "do not mix, give init_strategy= (e.g. init_to_value with values of the data's scale)")
     run.notes.append(f"The log density at the origin of the unconstrained space, {origin_density:.3g}, is beyond what "
                      f"float32 resolves (log p < -{RESOLVABLE:.0e}): {reached}")
-    return coords.unravel(jnp.asarray(x)), run.lambda_at(original[None])
+    return coords.unravel(jnp.asarray(x)), run.lambda_at(original[None]), coords.split_original(original)
 
 
 def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | None, num_chains: int,
@@ -197,28 +200,21 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
     centred = Parameterisation.centred(plan)
     at_origin = False
     if init_values is None and plan.sites:
-        param, _, at_origin = run.lambda_at_origin()
+        param, origin, at_origin = run.lambda_at_origin()
+        if at_origin:
+            init_values = coords.split_original(origin)  # where a rescue's fit starts (``auto.rescue``)
     if at_origin and unresolvable(run.rule.origin_density):
-        free_init, param = _climb(run, coords)
+        free_init, param, init_values = _climb(run, coords)
     elif not at_origin:
         if init_values is None:
             init_values, free_init = initial_values(coords.model, coords.model_args, coords.model_kwargs, coords.names,
                                                     seed=seed, unconstrained=True, default=ORIGIN)
         param = run.lambda_at(coords.ravel_original(init_values)[None]) if plan.sites else centred
     chains = run.sampler.start(_start_positions(coords, free_init, num_chains, seed), np.ones(coords.dim), 1.0, seed)
-    codes = warmup_codes(config.num_warmup)
-    warm_parts, done, source, fresh = [], 0, centred, True
-    for switch, window_start in (rule_switches(codes, run.sampler.segment_length) if plan.sites else []):
-        chains, part, _ = run.segments("warmup", param, chains, codes[done:switch], source=source, fresh_metric=fresh)
-        fresh = False
-        warm_parts.append(part)
-        window = part.draws[:, window_start - done:switch - done]
-        learnt = run.lambda_at(window.reshape(-1, coords.original_dim))
-        source = param if _differs(learnt, param) else None
-        param, done = learnt, switch
-    chains, part, _ = run.segments("warmup", param, chains, codes[done:], source=source, fresh_metric=fresh)
-    warm_parts.append(part)
-    warm = join(warm_parts)
+    chains, param, parts, done, frozen = _warm_up(run, param, chains, source=centred, fresh=True, watch=bool(plan.sites))
+    if frozen:
+        chains, param, parts, done = _start_again(run, param, chains, parts, done, init_values, num_chains, seed)
+    warm = join(parts)
     surplus = SegmentDraws(*(a[:, config.num_warmup:] for a in warm))  # whole segments past the warm-up
     warm = SegmentDraws(*(a[:, : config.num_warmup] for a in warm))
 
@@ -270,6 +266,63 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
     return AutoOutcome(label, param, reason, tuple(scores), result, dict(run.timing), dict(run.gradients),
                        run.sampler.num_compilations
                        + int(run.rule.seconds["compile"] > 0) + run.other_compilations)
+
+
+def _warm_up(run: _Run, param, chains, source=None, fresh=False, done=0, parts=(), watch=False):
+    """Stan's windowed warm-up from transition ``done``, the rule re-evaluated at its switches
+    (``rule_switches``): ``(chains, lambda, parts run, transitions done, frozen)``.
+
+    ``watch``: stop at the end of the first slow window (or of the warm-up) whose step size shows the
+    chains frozen (``rescue.froze``; there the step size is dual averaging's average over the window,
+    not its noisy last iterate), with ``frozen`` True. ``source``: the parameterisation ``chains``
+    start in.
+    """
+    codes = warmup_codes(run.config.num_warmup)
+    parts = list(parts)
+    switches = rule_switches(codes, run.sampler.segment_length) if run.coords.plan.sites else []
+    for switch, window_start in [(s, w) for s, w in switches if s > done] + [(len(codes), None)]:
+        start = done
+
+        def frozen(draws, chains):
+            last = codes[min(start + draws.steps.shape[1], len(codes)) - 1]
+            return "frozen" if watch and last in (WINDOW_END, FINAL) and froze(chains.adapt.step_size) else None
+
+        chains, part, why = run.segments("warmup", param, chains, codes[done:switch], source=source, stop=frozen,
+                                         fresh_metric=fresh)
+        source, fresh = None, False
+        parts.append(part)
+        if why is not None:
+            return chains, param, parts, done + part.steps.shape[1], True
+        if window_start is not None:
+            window = join(parts).draws[:, window_start:switch]  # ``parts`` run from the warm-up's start
+            learnt = run.lambda_at(window.reshape(-1, run.coords.original_dim))
+            source = param if _differs(learnt, param) else None
+            param = learnt
+        done = switch
+    return chains, param, parts, done, False
+
+
+def _start_again(run: _Run, param, chains, parts, done, start_values: dict, num_chains: int, seed: int):
+    """The warm-up froze (``auto.rescue``): warm up again from draws of a light NCP fit, once; if that
+    fit fails, the frozen warm-up runs to its end as before. The fit's gradients and seconds count as
+    warm-up (its compilation as compilation)."""
+    step = float(np.min(np.asarray(chains.adapt.step_size)))
+    start = fitted_start(run.coords, start_values, num_chains, seed)
+    where = f"after {done} warm-up transitions" if done < run.config.num_warmup else "at the end of the warm-up"
+    if start is None:
+        run.notes.append(f"the step size was {step:.2g} {where}, too small to move the chains; a variational fit to "
+                         "start again from had no finite ELBO, so the warm-up went on")
+        return _warm_up(run, param, chains, done=done, parts=parts)[:4]
+    run.timing["compile"] += start.seconds["compile"]
+    run.timing["warmup"] += start.seconds["run"]
+    run.gradients["warmup"] += start.gradients
+    run.other_compilations += start.seconds["compile"] > 0
+    run.notes.append(f"the step size was {step:.2g} {where}, too small to move the chains (below {FROZEN_STEP:g}); the "
+                     f"chains started again from draws of a non-centred variational fit ({start.gradients} gradients, "
+                     f"ELBO {start.elbo:.4g}) and warmed up again")
+    chains = run.sampler.start(start.positions, start.inverse_mass, 1.0, seed)
+    chains, param, parts, done, _ = _warm_up(run, start.param, chains)
+    return chains, param, parts, done
 
 
 def _retarget(run: _Run, phase: str, param, chains, target: float):
@@ -327,7 +380,7 @@ def _alternative(run: _Run, label, param, source, chains, length, best: PilotSco
     start = time.perf_counter()
     cost = {"gradients": 0.0}
 
-    def hopeless(draws):
+    def hopeless(draws, _chains):
         if not _ranking(best)[0]:  # a broken pilot is beaten by any usable one, whatever its score
             return None
         per_transition = float(np.mean(draws.steps))

@@ -66,8 +66,13 @@ def window_adaptation(target_accept: float, pool_variances=None):
         def end_of_window():
             # New mass matrix from the window's draws; dual averaging restarts at the window's average.
             new_mass = mm_final(mass if pool_variances is None else pool_variances(mass))
+            # A variance that overflowed (a chain at 1e19 in a funnel's neck, generated program 425 of
+            # the corpus) would make every step length 0: such an element keeps the metric in force.
+            estimate = new_mass.inverse_mass_matrix
+            inverse_mass = jnp.where(jnp.isfinite(estimate) & (estimate > 0), estimate, state.inverse_mass)
             step_size = da_final(step)
-            return WindowState(da_init(step_size), new_mass, step_size, new_mass.inverse_mass_matrix)
+            return WindowState(da_init(step_size), new_mass._replace(inverse_mass_matrix=inverse_mass), step_size,
+                               inverse_mass)
 
         def within_window():
             return WindowState(step, mass, jnp.exp(step.log_step_size), state.inverse_mass)
