@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import jax.numpy as jnp
 import numpy as np
 
-from autoreparam.auto.pilot import MAX_DIVERGENT_SHARE, RETRY_TARGET_ACCEPTS, PilotScore, score
+from autoreparam.auto.pilot import RETRY_TARGET_ACCEPTS, PilotScore, score
 from autoreparam.auto.rescue import FROZEN_STEP, fitted_start, froze
 from autoreparam.auto.rule_lambda import RuleLambda
 from autoreparam.auto.start import RESOLVABLE, climb_to_resolvable, unresolvable
@@ -61,6 +61,9 @@ RETARGET = 200
 MIN_RULE_DRAWS = 50
 MIN_RULE_WINDOW = 100  # earlier slow windows of at least this many transitions re-evaluate the rule too
 SAME_LAMBDA = 0.02
+# Draws with this many divergent transitions are drawn again at a higher acceptance: any divergence
+# flags the result (``diagnostics.health``), whatever the pilot's looser line (``MAX_DIVERGENT_SHARE``).
+REDRAWN_DIVERGENCES = 1
 
 
 @dataclass(frozen=True)
@@ -341,15 +344,19 @@ def _redraw_if_divergent(run: _Run, param, chains, draws, target, num_samples: i
     model written with scan, NCP's pilots were clean at every seed and its draws diverged on 0.6% to
     1.5% of their transitions (benchmarks/results/loop_model_compile/). The discarded draws and the
     re-adaptation are counted in the sampling phase's seconds and gradients.
+
+    Redrawn from the first divergence (``REDRAWN_DIVERGENCES``), not from the pilot's 0.5%: the
+    invariance fuzzing found 37 generated programs where ``auto`` was flagged for 1 to 18 divergent
+    transitions of 4,000 while a fixed parameterisation's run was trusted.
     """
     for retry in RETRY_TARGET_ACCEPTS:
-        share = float(np.mean(draws.divergent))
-        if share < MAX_DIVERGENT_SHARE:
+        divergent = int(np.sum(draws.divergent))
+        if divergent < REDRAWN_DIVERGENCES:
             break
         if target is not None and retry <= target:
             continue
-        run.notes.append(f"{100 * share:.1f}% of the draws' transitions diverged: the step size adapted again "
-                         f"towards acceptance {retry} and the draws were drawn again")
+        run.notes.append(f"{divergent} of the draws' {draws.divergent.size} transitions diverged: the step size "
+                         f"adapted again towards acceptance {retry} and the draws were drawn again")
         target = retry
         chains = _retarget(run, "sampling", param, chains, target)
         chains, redrawn, _ = run.segments("sampling", param, chains, sample_codes(num_samples), target=target)
