@@ -215,7 +215,7 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
                                                     seed=seed, unconstrained=True, default=ORIGIN)
         param = run.lambda_at(coords.ravel_original(init_values)[None]) if plan.sites else centred
     chains = run.sampler.start(_start_positions(coords, free_init, num_chains, seed), np.ones(coords.dim), 1.0, seed)
-    chains, param, parts, done, frozen = _warm_up(run, param, chains, source=centred, fresh=True, watch=bool(plan.sites))
+    chains, param, parts, done, frozen = _warm_up(run, param, chains, source=centred, fresh=True, watch=True)
     if frozen:
         chains, param, parts, done = _start_again(run, param, chains, parts, done, init_values, num_chains, seed)
     warm = join(parts)
