@@ -22,10 +22,11 @@ still diverge after that, CP and NCP are tried too, each from the rule's chains 
 coordinates with a short re-adaptation and its own pilot, and the best ESS per gradient among the
 usable pilots wins (``PilotScore.usable``: a short pilot's R-hat is too noisy to rank by); a candidate
 is abandoned as soon as its gradients per transition prove it cannot beat a usable pilot (``E_MAX``).
-Draws that diverge where their pilot did not are drawn again at a higher acceptance
+Draws with any divergence are drawn again at a higher acceptance, and kept if they are better
 (``_redraw_if_divergent``). A warm-up whose step size shows its chains frozen starts again, once,
-from draws of a light non-centred variational fit (``auto.rescue``). Every executable is shared: one NUTS segment program and
-the rule's program, compiled once per model and data shape (``mcmc.programs``).
+from draws of a light non-centred variational fit (``auto.rescue``). Every executable is shared: one
+NUTS segment program and the rule's program, compiled once per model and data shape
+(``mcmc.programs``).
 """
 
 from __future__ import annotations

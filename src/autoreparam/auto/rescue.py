@@ -16,12 +16,13 @@ pooled warm-up can freeze there. Found by the invariance fuzzing with ``auto`` a
 Both are plainly visible in the step size the warm-up adapted: NUTS builds at most 2^10 - 1 leapfrog
 steps per transition, so with a step below ``FROZEN_STEP`` a transition moves less than a tenth of the
 scale the metric assumes, and the chains cannot mix whatever they do next (on 11 zoo models x 3
-seeds every slow window ended at 0.009 to 1.4: ``benchmarks/results/window_end_steps.json``). NUTS in NCP started from a variational fit (how the fixed methods start) mixed on 218 with
-28,000 gradients, and ``auto`` started at the prior median mixed on 425. So when the warm-up ends
-(or reaches a rule switch) frozen, ``auto`` fits a light mean-field normal in NCP (``vi.protocol.FAST``:
-400 steps, two learning rates), starts its chains again at draws of q with q's variances as the first
-metric (paper 000 Section 6.2's start), and warms up again from the beginning, the rule's switches
-included. It does so once; the decision says so.
+seeds every slow window ended at 0.009 to 1.4: ``benchmarks/results/window_end_steps.json``). NUTS in
+NCP started from a variational fit (how the fixed methods start) mixed on 218 with 28,000 gradients,
+and ``auto`` started at the prior median mixed on 425. So when a slow window (or the warm-up) ends
+with the chains frozen, ``auto`` fits a light mean-field normal in NCP (``vi.protocol.FAST``: 400
+steps, two learning rates), starts its chains again at draws of q with q's variances as the first
+metric (paper 000 Section 6.2's start), and warms up again from the beginning, in NCP until the
+rule's first switch. It does so once; the decision says so.
 """
 
 from __future__ import annotations
