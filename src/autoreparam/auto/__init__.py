@@ -127,7 +127,9 @@ class _Run:
         self.other_compilations = 0  # programs compiled outside the sampler and the rule (the climb's)
 
     def segments(self, phase, param, chains, codes, source=None, target=None, stop=None, fresh_metric=False):
-        """Run ``codes``; ``stop(draws so far, chains) -> reason or None`` may end the run after any segment.
+        """Run ``codes``; ``stop(gradients per transition so far (chains, n), chains) -> reason or None`` may end
+        the run after any segment (it sees the steps only: joining every segment's draws after each one
+        would copy the draws over and over on the warm-up's path).
 
         ``fresh_metric``: the chains start without a metric of their own; the first segment sets it as
         ``NUTSConfig.initial_metric`` says, from the log density's gradient (``mcmc.segments``).
@@ -143,7 +145,7 @@ class _Run:
             self.timing[phase] += seconds["run"]
             self.gradients[phase] += int(np.sum(draws.steps))
             parts.append(draws)
-            if stop is not None and (reason := stop(join(parts), chains)) is not None:
+            if stop is not None and (reason := stop(np.concatenate([p.steps for p in parts], axis=1), chains)):
                 break
         if not parts:  # nothing left to run in this phase (e.g. the pilot already gave every draw)
             parts.append(no_draws(int(np.shape(chains.positions)[0]), self.coords.original_dim))
@@ -288,12 +290,12 @@ def _warm_up(run: _Run, param, chains, source=None, fresh=False, done=0, parts=(
     for switch, window_start in [(s, w) for s, w in switches if s > done] + [(len(codes), None)]:
         start = done
 
-        def frozen(draws, chains):
-            last = codes[min(start + draws.steps.shape[1], len(codes)) - 1]
-            return "frozen" if watch and last in (WINDOW_END, FINAL) and froze(chains.adapt.step_size) else None
+        def frozen(steps, chains):
+            last = codes[min(start + steps.shape[1], len(codes)) - 1]
+            return "frozen" if last in (WINDOW_END, FINAL) and froze(chains.adapt.step_size) else None
 
-        chains, part, why = run.segments("warmup", param, chains, codes[done:switch], source=source, stop=frozen,
-                                         fresh_metric=fresh)
+        chains, part, why = run.segments("warmup", param, chains, codes[done:switch], source=source,
+                                         stop=frozen if watch else None, fresh_metric=fresh)
         source, fresh = None, False
         parts.append(part)
         if why is not None:
@@ -407,12 +409,12 @@ def _alternative(run: _Run, label, param, source, chains, length, best: PilotSco
     start = time.perf_counter()
     cost = {"gradients": 0.0}
 
-    def hopeless(draws, _chains):
+    def hopeless(steps, _chains):
         if not _ranking(best)[0]:  # a broken pilot is beaten by any usable one, whatever its score
             return None
-        per_transition = float(np.mean(draws.steps))
+        per_transition = float(np.mean(steps))
         if 1000.0 * E_MAX / per_transition < best.ess_per_1000_grads:
-            return (f"abandoned after {draws.steps.shape[1]} transitions: {per_transition:.0f} gradients per "
+            return (f"abandoned after {steps.shape[1]} transitions: {per_transition:.0f} gradients per "
                     f"transition cap it at {1000.0 * E_MAX / per_transition:.2f} ESS per 1000 gradients")
         return None
 
