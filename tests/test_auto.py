@@ -326,11 +326,11 @@ def test_a_frozen_warm_up_starts_again_from_a_variational_fit():
 
 
 def _stub_redraws(monkeypatch, redrawn_divergences, r_hats=None):
-    """``_redraw_if_divergent``'s run, stubbed: every segment gives draws with ``redrawn_divergences``
+    """``redraw_if_divergent``'s run, stubbed: every segment gives draws with ``redrawn_divergences``
     divergent transitions; R-hat 1 for any draws, or ``r_hats`` in turn."""
     from types import SimpleNamespace
 
-    import autoreparam.auto as auto
+    import autoreparam.auto.redraw as redraw
     from autoreparam.mcmc.segments import SegmentDraws
 
     def draws(divergent):
@@ -346,7 +346,7 @@ def _stub_redraws(monkeypatch, redrawn_divergences, r_hats=None):
         return "redrawn chains", draws(redrawn_divergences), None
 
     r_hats = iter(r_hats or [])
-    monkeypatch.setattr(auto, "_max_r_hat", lambda run, d: next(r_hats, 1.0))
+    monkeypatch.setattr(redraw, "max_r_hat", lambda run, d: next(r_hats, 1.0))
     run = SimpleNamespace(notes=[], segments=segments, sampler=SimpleNamespace(restart_adaptation=lambda c: c))
     return run, draws, calls
 
@@ -354,26 +354,26 @@ def _stub_redraws(monkeypatch, redrawn_divergences, r_hats=None):
 def test_draws_with_a_single_divergence_are_drawn_again(monkeypatch):
     """Any divergence flags the result, so one in 4,000 transitions is drawn again; before, only 0.5%
     was (the invariance fuzzing found 36 programs flagged for 1 to 18 divergences)."""
-    from autoreparam.auto import _redraw_if_divergent
+    from autoreparam.auto.redraw import redraw_if_divergent
 
     run, draws, calls = _stub_redraws(monkeypatch, 0)
-    _, kept = _redraw_if_divergent(run, None, "chains", draws(1), None, 1000)
-    assert calls == [0.95, 0.95] and not kept.divergent.any()  # retarget, then the draws, at 0.95
+    _, kept, target = redraw_if_divergent(run, None, "chains", draws(1), None, 1000)
+    assert calls == [0.95, 0.95] and not kept.divergent.any() and target == 0.95  # retarget, then the draws
     assert run.notes == ["1 of the draws' 4000 transitions diverged: the step size adapted again towards "
                          "acceptance 0.95 and the draws were drawn again"]
     calls.clear()
-    _redraw_if_divergent(run, None, "chains", draws(0), None, 1000)
-    _redraw_if_divergent(run, None, "chains", draws(3), 0.99, 1000)  # no higher target left
+    redraw_if_divergent(run, None, "chains", draws(0), None, 1000)
+    redraw_if_divergent(run, None, "chains", draws(3), 0.99, 1000)  # no higher target left
     assert calls == []
 
 
 def test_redrawn_draws_that_are_worse_are_not_kept(monkeypatch):
     """An SBC replication of the scan random walk: the retarget to 0.99 left a chain stuck, and 1
     divergence at R-hat 1.03 became 410 at R-hat 1.54."""
-    from autoreparam.auto import _redraw_if_divergent
+    from autoreparam.auto.redraw import redraw_if_divergent
 
     run, draws, calls = _stub_redraws(monkeypatch, 410)
-    chains, kept = _redraw_if_divergent(run, None, "chains", draws(1), 0.95, 1000)
+    chains, kept, _ = redraw_if_divergent(run, None, "chains", draws(1), 0.95, 1000)
     assert calls == [0.99, 0.99] and chains == "chains" and int(kept.divergent.sum()) == 1
     assert run.notes[-1] == ("the redrawn draws were no better (410 divergent, R-hat 1.000, against R-hat 1.000), so "
                              "the earlier draws were kept")
@@ -385,11 +385,93 @@ def test_redrawn_draws_with_fewer_divergences_are_kept_unless_their_chains_disag
     """Chains that agree (R-hat < 1.01) are never traded for chains that do not; between two that do
     not, up to the pilot's 1.05 is noise (an SBC replication went from 53 divergences at R-hat 1.024 to
     22 at 1.035)."""
-    from autoreparam.auto import _redraw_if_divergent
+    from autoreparam.auto.redraw import redraw_if_divergent
 
     run, draws, _ = _stub_redraws(monkeypatch, 0, r_hats=[before, after])
-    _, draws_kept = _redraw_if_divergent(run, None, "chains", draws(5), 0.95, 1000)
+    _, draws_kept, _ = redraw_if_divergent(run, None, "chains", draws(5), 0.95, 1000)
     assert int(draws_kept.divergent.sum()) == {"earlier": 5, "redrawn": 0}[kept]
+
+
+def _stub_fixed_fallback(monkeypatch, divergent_in, r_hats=()):
+    """``fixed_if_divergent``'s run, stubbed: a plan with one site of two elements; re-adaptation
+    segments are clean, and the draws of the parameterisations named in ``divergent_in`` stop at their
+    first divergence (the callback is asked with one divergent transition). R-hat 1 for any draws, or
+    ``r_hats`` in turn."""
+    from types import SimpleNamespace
+
+    import autoreparam.auto.redraw as redraw
+    from autoreparam.mcmc.segments import SegmentDraws
+
+    plan = SimpleNamespace(sites=(SimpleNamespace(name="theta", shape=(2,)),), names=("theta",))
+
+    def draws(divergent, length=1000):
+        flags = np.zeros((4, length), bool)
+        flags.flat[:divergent] = True
+        return SegmentDraws(np.zeros((4, length, 1), np.float32), np.ones((4, length), np.int32),
+                            np.ones((4, length), np.float32), flags)
+
+    tried = []
+
+    def segments(phase, param, chains, codes, source=None, target=None, stop=None, fresh_metric=False):
+        name = "cp" if float(np.min(param.lam["theta"])) == 1.0 else "ncp"
+        if stop is None:  # the re-adaptation
+            return f"{name} chains", draws(0, len(codes)), None
+        tried.append(name)
+        if name in divergent_in:
+            return f"{name} chains", draws(1, 50), stop(np.ones((4, 50)), 1, None)
+        assert stop(np.ones((4, 1000)), 0, None) is None
+        return f"{name} chains", draws(0), None
+
+    r_hats = iter(r_hats)
+    monkeypatch.setattr(redraw, "max_r_hat", lambda run, d: next(r_hats, 1.0))
+    run = SimpleNamespace(notes=[], segments=segments, coords=SimpleNamespace(plan=plan, dim=2),
+                          sampler=SimpleNamespace(restart_adaptation=lambda c, imm=None: c))
+    return run, draws, tried, plan
+
+
+@pytest.mark.parametrize("lam, divergent_in, order, chosen", [
+    (0.7, (), ["cp"], "cp"),  # nearer centred: CP first, and clean
+    (0.3, (), ["ncp"], "ncp"),
+    (0.7, ("cp",), ["cp", "ncp"], "ncp"),  # CP abandoned at its first divergence
+    (0.7, ("cp", "ncp"), ["cp", "ncp"], "rule"),  # every parameterisation diverges (German credit)
+])
+def test_draws_still_divergent_at_the_top_of_the_ladder_are_drawn_in_cp_or_ncp(monkeypatch, lam, divergent_in,
+                                                                               order, chosen):
+    """Generated programs 44, 62, 80, 124, 393 and 422 kept 1 to 26 divergences in the rule's lambda at
+    acceptance 0.99, while a fixed centring's run of the same program was trusted."""
+    from autoreparam.auto.redraw import fixed_if_divergent
+    from autoreparam.reparam.parameterisation import Parameterisation
+
+    run, draws, tried, plan = _stub_fixed_fallback(monkeypatch, divergent_in)
+    rule = Parameterisation.tied(plan, lam)
+    label, param, chains, kept, target = fixed_if_divergent(run, "rule", rule, "rule chains", draws(3), 0.99, 1000,
+                                                            {"rule"})
+    assert tried == order and label == chosen
+    if chosen == "rule":
+        assert param is rule and chains == "rule chains" and int(kept.divergent.sum()) == 3 and target == 0.99
+        assert all("abandoned" in n for n in run.notes)
+    else:
+        assert chains == f"{chosen} chains" and not kept.divergent.any() and target == 0.99
+        assert run.notes[-1].endswith(f"drawn again in {chosen.upper()} (none diverged, R-hat 1.000)")
+
+
+def test_the_fixed_fallback_skips_candidates_already_tried_and_clean_draws(monkeypatch):
+    from autoreparam.auto.redraw import fixed_if_divergent
+    from autoreparam.reparam.parameterisation import Parameterisation
+
+    run, draws, tried, plan = _stub_fixed_fallback(monkeypatch, ())
+    rule = Parameterisation.tied(plan, 0.7)
+    assert fixed_if_divergent(run, "rule", rule, "c", draws(0), 0.99, 1000, {"rule"})[0] == "rule"
+    assert fixed_if_divergent(run, "rule", rule, "c", draws(2), 0.99, 1000, {"rule", "cp", "ncp"})[0] == "rule"
+    centred = Parameterisation.centred(plan)
+    assert fixed_if_divergent(run, "cp", centred, "c", draws(2), 0.99, 1000, {"rule", "cp", "ncp"})[0] == "cp"
+    assert tried == []
+    assert fixed_if_divergent(run, "cp", centred, "c", draws(2), 0.99, 1000, {"rule", "cp"})[0] == "ncp"
+    assert tried == ["ncp"]
+    # Clean draws whose chains disagree (R-hat 1.02 against draws that agreed) are not kept.
+    run, draws, tried, plan = _stub_fixed_fallback(monkeypatch, (), r_hats=[1.005, 1.02, 1.005, 1.03])
+    assert fixed_if_divergent(run, "rule", rule, "c", draws(2), 0.99, 1000, {"rule"})[0] == "rule"
+    assert tried == ["cp", "ncp"] and "R-hat 1.030 against 1.005, so the earlier draws were kept" in run.notes[-1]
 
 
 def wide_poisson_glm(x, y):

@@ -22,8 +22,8 @@ still diverge after that, CP and NCP are tried too, each from the rule's chains 
 coordinates with a short re-adaptation and its own pilot, and the best ESS per gradient among the
 usable pilots wins (``PilotScore.usable``: a short pilot's R-hat is too noisy to rank by); a candidate
 is abandoned as soon as its gradients per transition prove it cannot beat a usable pilot (``E_MAX``).
-Draws with any divergence are drawn again at a higher acceptance, and kept if they are better
-(``_redraw_if_divergent``). A warm-up whose step size shows its chains frozen starts again, once,
+Draws with any divergence are drawn again at a higher acceptance, and then, if they still diverge,
+in CP or NCP, and kept if they are better (``auto.redraw``). A warm-up whose step size shows its chains frozen starts again, once,
 from draws of a light non-centred variational fit (``auto.rescue``). Every executable is shared: one
 NUTS segment program and the rule's program, compiled once per model and data shape
 (``mcmc.programs``).
@@ -37,12 +37,12 @@ from dataclasses import dataclass
 import jax.numpy as jnp
 import numpy as np
 
-from autoreparam.auto.pilot import PILOT_MAX_R_HAT, RETRY_TARGET_ACCEPTS, PilotScore, score
+from autoreparam.auto.pilot import RETRY_TARGET_ACCEPTS, PilotScore, score
+from autoreparam.auto.redraw import READAPT, differs, fixed_if_divergent, redraw_if_divergent, retarget
 from autoreparam.auto.rescue import FROZEN_STEP, fitted_start, froze
 from autoreparam.auto.rule_lambda import RuleLambda
 from autoreparam.auto.start import RESOLVABLE, climb_to_resolvable, unresolvable
 from autoreparam.coordinates import Coordinates
-from autoreparam.diagnostics.health import MAX_R_HAT
 from autoreparam.initial import ORIGIN, initial_values
 from autoreparam.mcmc.chains import ChainResult
 from autoreparam.mcmc.config import NUTSConfig
@@ -55,17 +55,9 @@ from autoreparam.reparam.parameterisation import Parameterisation
 # issue's "rarely above 1 to 3"; the highest measured in our runs is below 1.5): a candidate spending g
 # gradients per transition scores at most 1000 * E_MAX / g per 1000 gradients.
 E_MAX = 3.0
-# Transitions of re-adaptation after moving chains to another parameterisation (a short Stan schedule:
-# fast, one slow window for the mass matrix, fast) and of step-size-only re-adaptation.
-READAPT = 150
-RETARGET = 200
 # The rule is re-evaluated when at least this many warm-up draws precede the last slow window.
 MIN_RULE_DRAWS = 50
 MIN_RULE_WINDOW = 100  # earlier slow windows of at least this many transitions re-evaluate the rule too
-SAME_LAMBDA = 0.02
-# Draws with this many divergent transitions are drawn again at a higher acceptance: any divergence
-# flags the result (``diagnostics.health``), whatever the pilot's looser line (``MAX_DIVERGENT_SHARE``).
-REDRAWN_DIVERGENCES = 1
 
 
 @dataclass(frozen=True)
@@ -104,16 +96,6 @@ def rule_switches(codes: np.ndarray, segment: int) -> list[tuple[int, int]]:
             if (end == last and end >= MIN_RULE_DRAWS) or (end - start >= MIN_RULE_WINDOW and end % segment == 0)]
 
 
-def _retarget_codes(length: int) -> np.ndarray:
-    codes = np.full(length, FAST, dtype=np.int32)
-    codes[-1] = FINAL
-    return codes
-
-
-def _differs(a: Parameterisation, b: Parameterisation) -> bool:
-    return any(np.max(np.abs(np.asarray(a.lam[n]) - np.asarray(b.lam[n])), initial=0.0) > SAME_LAMBDA for n in a.names)
-
-
 class _Run:
     """One auto run's state: the sampler, the rule, timings and the text of the decision."""
 
@@ -127,14 +109,14 @@ class _Run:
         self.other_compilations = 0  # programs compiled outside the sampler and the rule (the climb's)
 
     def segments(self, phase, param, chains, codes, source=None, target=None, stop=None, fresh_metric=False):
-        """Run ``codes``; ``stop(gradients per transition so far (chains, n), chains) -> reason or None`` may end
-        the run after any segment (it sees the steps only: joining every segment's draws after each one
-        would copy the draws over and over on the warm-up's path).
+        """Run ``codes``; ``stop(gradients per transition so far (chains, n), divergent transitions so far,
+        chains) -> reason or None`` may end the run after any segment (it sees no draws: joining every
+        segment's draws after each one would copy them over and over on the warm-up's path).
 
         ``fresh_metric``: the chains start without a metric of their own; the first segment sets it as
         ``NUTSConfig.initial_metric`` says, from the log density's gradient (``mcmc.segments``).
         """
-        parts, reason = [], None
+        parts, reason, divergences = [], None, 0
         for start in range(0, len(codes), self.sampler.segment_length):
             part_codes = codes[start:start + self.sampler.segment_length]
             chains, draws, seconds = self.sampler.run(param, chains, part_codes, source=source,
@@ -145,7 +127,9 @@ class _Run:
             self.timing[phase] += seconds["run"]
             self.gradients[phase] += int(np.sum(draws.steps))
             parts.append(draws)
-            if stop is not None and (reason := stop(np.concatenate([p.steps for p in parts], axis=1), chains)):
+            divergences += int(np.sum(draws.divergent))
+            if stop is not None and (reason := stop(np.concatenate([p.steps for p in parts], axis=1), divergences,
+                                                    chains)):
                 break
         if not parts:  # nothing left to run in this phase (e.g. the pilot already gave every draw)
             parts.append(no_draws(int(np.shape(chains.positions)[0]), self.coords.original_dim))
@@ -235,7 +219,7 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
         run.notes.append(f"{100 * best.divergent_share:.1f}% of the pilot's transitions diverged: the step size "
                          f"adapted again towards acceptance {retry}")
         target = retry
-        chains = _retarget(run, "pilots", param, chains, target)
+        chains = retarget(run, "pilots", param, chains, target)
         chains, pilot, best = _pilot(run, label, param, chains, pilot_draws, None, target=target)
         scores.append(best)
     if plan.sites and best.usable and not best.mixes:
@@ -254,7 +238,7 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
             run.notes.append(f"the {label} pilot still diverged ({100 * best.divergent_share:.1f}%) at acceptance "
                              f"{target}: CP and NCP tried too")
         for name, candidate in (("cp", centred), ("ncp", Parameterisation.non_centred(plan))):
-            if not _differs(candidate, param):
+            if not differs(candidate, param):
                 continue
             trial = _alternative(run, name, candidate, param, chains, pilot_draws, winner[4])
             if trial is not None:
@@ -266,7 +250,9 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
     remaining = max(0, config.num_samples - pilot.draws.shape[1])
     chains, rest, _ = run.segments("sampling", param, chains, sample_codes(remaining), target=target)
     draws = join([pilot, rest], config.num_samples)
-    chains, draws = _redraw_if_divergent(run, param, chains, draws, target, config.num_samples)
+    chains, draws, target = redraw_if_divergent(run, param, chains, draws, target, config.num_samples)
+    label, param, chains, draws, target = fixed_if_divergent(run, label, param, chains, draws, target,
+                                                             config.num_samples, {s.label for s in scores})
     seconds = {"compile": run.timing["compile"], "warmup": run.timing["warmup"], "sampling": run.timing["sampling"]}
     result = chain_result(warm, draws, chains, seconds)
     reason = _reason(label, param, scores, run.notes)
@@ -290,7 +276,7 @@ def _warm_up(run: _Run, param, chains, source=None, fresh=False, done=0, parts=(
     for switch, window_start in [(s, w) for s, w in switches if s > done] + [(len(codes), None)]:
         start = done
 
-        def frozen(steps, chains):
+        def frozen(steps, _divergences, chains):
             last = codes[min(start + steps.shape[1], len(codes)) - 1]
             return "frozen" if last in (WINDOW_END, FINAL) and froze(chains.adapt.step_size) else None
 
@@ -303,7 +289,7 @@ def _warm_up(run: _Run, param, chains, source=None, fresh=False, done=0, parts=(
         if window_start is not None:
             window = join(parts).draws[:, window_start:switch]  # ``parts`` run from the warm-up's start
             learnt = run.lambda_at(window.reshape(-1, run.coords.original_dim))
-            source = param if _differs(learnt, param) else None
+            source = param if differs(learnt, param) else None
             param = learnt
         done = switch
     return chains, param, parts, done, False
@@ -332,60 +318,6 @@ def _start_again(run: _Run, param, chains, parts, done, start_values: dict, num_
     return chains, param, parts, done
 
 
-def _retarget(run: _Run, phase: str, param, chains, target: float):
-    """The step size adapted again (dual averaging afresh, the metric kept) towards ``target``."""
-    chains = run.sampler.restart_adaptation(chains)
-    return run.segments(phase, param, chains, _retarget_codes(RETARGET), target=target)[0]
-
-
-def _redraw_if_divergent(run: _Run, param, chains, draws, target, num_samples: int):
-    """Draws that diverge where their pilot did not (a pilot is an eighth of them): adapt the step size
-    again towards a higher acceptance and draw them all again, while a higher target is left.
-
-    Any divergence makes the result untrustworthy (``diagnostics.health``) and the user's next move
-    would be to rerun with a higher ``target_accept`` (Stan's advice), paying warm-up and compilation
-    again; here it costs ``RETARGET`` transitions and the draws. On a 100-day stochastic volatility
-    model written with scan, NCP's pilots were clean at every seed and its draws diverged on 0.6% to
-    1.5% of their transitions (benchmarks/results/loop_model_compile/). The discarded draws and the
-    re-adaptation are counted in the sampling phase's seconds and gradients.
-
-    Redrawn from the first divergence (``REDRAWN_DIVERGENCES``), not from the pilot's 0.5%: the
-    invariance fuzzing found 36 generated programs where ``auto`` was flagged for 1 to 18 divergent
-    transitions of 4,000 while a fixed parameterisation's run was trusted.
-
-    Redrawn draws replace the earlier ones only if they diverge less and their chains agree (max
-    R-hat within the 1.01 that ``diagnostics.health`` asks, or, where the earlier draws' was not, no
-    worse than theirs or 1.05, the pilot's line): restarting dual averaging first tries
-    steps about ten times longer, and in one SBC replication of the random walk written with scan the
-    retarget to 0.99 left a chain stuck, turning 1 divergence at R-hat 1.03 into 410 at R-hat 1.54.
-    """
-    for retry in RETRY_TARGET_ACCEPTS:
-        divergent = int(np.sum(draws.divergent))
-        if divergent < REDRAWN_DIVERGENCES:
-            break
-        if target is not None and retry <= target:
-            continue
-        run.notes.append(f"{divergent} of the draws' {draws.divergent.size} transitions diverged: the step size "
-                         f"adapted again towards acceptance {retry} and the draws were drawn again")
-        retargeted = _retarget(run, "sampling", param, chains, retry)
-        retargeted, redrawn, _ = run.segments("sampling", param, retargeted, sample_codes(num_samples), target=retry)
-        redrawn = join([redrawn], num_samples)
-        before, after = _max_r_hat(run, draws), _max_r_hat(run, redrawn)
-        # Never trade chains that agree (R-hat within health's 1.01) for chains that do not; between
-        # two that do not, a difference up to the pilot's 1.05 line is noise of this length.
-        agree = after <= MAX_R_HAT or (before > MAX_R_HAT and after <= max(before, PILOT_MAX_R_HAT))
-        if not (int(np.sum(redrawn.divergent)) < divergent and agree):
-            run.notes.append(f"the redrawn draws were no better ({int(np.sum(redrawn.divergent))} divergent, R-hat "
-                             f"{after:.3f}, against R-hat {before:.3f}), so the earlier draws were kept")
-            break
-        chains, draws, target = retargeted, redrawn, retry
-    return chains, draws
-
-
-def _max_r_hat(run: _Run, draws) -> float:
-    return score("draws", run.coords, draws, 1.0, 0.0).max_r_hat
-
-
 def _ranking(score: PilotScore) -> tuple:
     """Usable pilots (not plainly broken, no divergences to speak of) first, then ESS per gradient."""
     return (score.usable, score.ess_per_1000_grads)
@@ -409,7 +341,7 @@ def _alternative(run: _Run, label, param, source, chains, length, best: PilotSco
     start = time.perf_counter()
     cost = {"gradients": 0.0}
 
-    def hopeless(steps, _chains):
+    def hopeless(steps, _divergences, _chains):
         if not _ranking(best)[0]:  # a broken pilot is beaten by any usable one, whatever its score
             return None
         per_transition = float(np.mean(steps))
