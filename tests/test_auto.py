@@ -474,6 +474,78 @@ def test_the_fixed_fallback_skips_candidates_already_tried_and_clean_draws(monke
     assert tried == ["cp", "ncp"] and "R-hat 1.030 against 1.005, so the earlier draws were kept" in run.notes[-1]
 
 
+def test_every_second_draw_keeps_every_transitions_gradients_and_divergences():
+    from autoreparam.auto.run_on import every_second
+    from autoreparam.mcmc.segments import SegmentDraws
+
+    draws = SegmentDraws(np.arange(8, dtype=np.float32).reshape(1, 8, 1), np.arange(1, 9).reshape(1, 8),
+                         np.linspace(0.1, 0.8, 8).reshape(1, 8), np.array([[False, True] + [False] * 6]))
+    kept = every_second(draws)
+    assert kept.draws.ravel().tolist() == [1, 3, 5, 7] and kept.steps.ravel().tolist() == [3, 7, 11, 15]
+    assert kept.divergent.ravel().tolist() == [True, False, False, False] and kept.steps.sum() == draws.steps.sum()
+
+
+@pytest.mark.parametrize("reach, r_hat, divergent, runs_on", [
+    (0.8, 1.0, 0, True), (1.2, 1.013, 0, True),  # a little short: ESS, or R-hat
+    (1.2, 1.005, 0, False), (0.3, 1.0, 0, False),  # trusted already; too far to reach by doubling
+    (0.8, 1.2, 0, False), (0.8, 1.0, 1, False),  # chains that plainly disagree; divergent draws
+])
+def test_clean_draws_a_little_short_run_on(monkeypatch, reach, r_hat, divergent, runs_on):
+    from types import SimpleNamespace
+
+    import autoreparam.auto.run_on as run_on
+    from autoreparam.mcmc.segments import SegmentDraws
+
+    flags = np.zeros((4, 100), bool)
+    flags.flat[:divergent] = True
+    draws = SegmentDraws(np.zeros((4, 100, 1), np.float32), np.ones((4, 100), np.int32), np.ones((4, 100)), flags)
+    readings = iter([(reach, r_hat), (1.1, 1.004)])
+    monkeypatch.setattr(run_on, "shortfall", lambda run, d: next(readings))
+    ran = []
+
+    def segments(phase, param, chains, codes, target=None):
+        ran.append((phase, len(codes), target))
+        return "longer chains", draws._replace(divergent=np.zeros((4, 100), bool)), None
+
+    run = SimpleNamespace(notes=[], segments=segments)
+    chains, kept = run_on.run_on_if_short(run, None, "chains", draws, 0.95, 100)
+    assert (ran == [("sampling", 100, 0.95)]) == runs_on
+    assert chains == ("longer chains" if runs_on else "chains") and kept.draws.shape == (4, 100, 1)
+    if runs_on:
+        assert kept.steps.sum() == 800 and "every second draw was kept (110%, R-hat 1.004)" in run.notes[-1]
+
+
+def test_a_run_on_that_is_no_better_is_not_kept(monkeypatch):
+    from types import SimpleNamespace
+
+    import autoreparam.auto.run_on as run_on
+    from autoreparam.mcmc.segments import SegmentDraws
+
+    draws = SegmentDraws(np.zeros((4, 100, 1), np.float32), np.ones((4, 100), np.int32), np.ones((4, 100)),
+                         np.zeros((4, 100), bool))
+    # fewer effective draws; R-hat over the line; R-hat short and no better; ESS fallen below the line
+    for before, later in [((0.8, 1.005), (0.7, 1.0)), ((0.8, 1.005), (1.1, 1.03)), ((1.2, 1.02), (1.2, 1.03)),
+                          ((1.2, 1.02), (0.9, 1.005))]:
+        readings = iter([before, later])
+        monkeypatch.setattr(run_on, "shortfall", lambda run, d: next(readings))
+        run = SimpleNamespace(notes=[], segments=lambda *a, **k: ("longer chains", draws, None))
+        chains, kept = run_on.run_on_if_short(run, None, "chains", draws, None, 100)
+        assert chains == "chains" and kept is draws and "so the earlier draws were kept" in run.notes[-1]
+
+
+def test_generated_program_592_runs_on_to_a_trusted_result():
+    """A 38-step random walk (time_series family): the rule's draws were clean, with bulk ESS 376 for
+    the step scale and R-hat 1.013, so the result was flagged while NCP's run was trusted."""
+    from autoreparam.corpus import generate_program
+    from autoreparam.lang import compile_program
+
+    program = generate_program(592, 0)[1]
+    model, _, data = compile_program(program.text, program.data)
+    result = _auto(model, num_warmup=500, num_samples=1000, seed=367787982, **data)
+    assert "ran on for as many again and every second draw was kept" in result.decision, result.decision
+    assert result.trustworthy and np.asarray(result.samples["s"]).shape == (4, 1000)
+
+
 def wide_poisson_glm(x, y):
     """No location-scale site at all: a Poisson GLM whose covariate spans +-60 and whose slope's prior
     is narrow (sd 0.04), so the start's jitter of +-1 puts the rate at up to e^60."""

@@ -23,7 +23,8 @@ coordinates with a short re-adaptation and its own pilot, and the best ESS per g
 usable pilots wins (``PilotScore.usable``: a short pilot's R-hat is too noisy to rank by); a candidate
 is abandoned as soon as its gradients per transition prove it cannot beat a usable pilot (``E_MAX``).
 Draws with any divergence are drawn again at a higher acceptance, and then, if they still diverge,
-in CP or NCP, and kept if they are better (``auto.redraw``). A warm-up whose step size shows its chains frozen starts again, once,
+in CP or NCP, and kept if they are better (``auto.redraw``); clean draws a little short of the
+health check's ESS or R-hat run on for as many again, every second kept (``auto.run_on``). A warm-up whose step size shows its chains frozen starts again, once,
 from draws of a light non-centred variational fit (``auto.rescue``). Every executable is shared: one
 NUTS segment program and the rule's program, compiled once per model and data shape
 (``mcmc.programs``).
@@ -41,6 +42,7 @@ from autoreparam.auto.pilot import RETRY_TARGET_ACCEPTS, PilotScore, score
 from autoreparam.auto.redraw import READAPT, differs, fixed_if_divergent, redraw_if_divergent, retarget
 from autoreparam.auto.rescue import FROZEN_STEP, fitted_start, froze
 from autoreparam.auto.rule_lambda import RuleLambda
+from autoreparam.auto.run_on import run_on_if_short
 from autoreparam.auto.start import RESOLVABLE, climb_to_resolvable, unresolvable
 from autoreparam.coordinates import Coordinates
 from autoreparam.initial import ORIGIN, initial_values
@@ -253,6 +255,7 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
     chains, draws, target = redraw_if_divergent(run, param, chains, draws, target, config.num_samples)
     label, param, chains, draws, target = fixed_if_divergent(run, label, param, chains, draws, target,
                                                              config.num_samples, {s.label for s in scores})
+    chains, draws = run_on_if_short(run, param, chains, draws, target, config.num_samples)
     seconds = {"compile": run.timing["compile"], "warmup": run.timing["warmup"], "sampling": run.timing["sampling"]}
     result = chain_result(warm, draws, chains, seconds)
     reason = _reason(label, param, scores, run.notes)
