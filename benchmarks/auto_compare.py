@@ -7,7 +7,8 @@ persistent compilation cache is on, so they include whatever it held, and the ma
 shared: compare gradients first), warm-up gradients per chain, min bulk ESS (ArviZ) per 1000
 gradients of the kept draws, every gradient the call ran (`result.gradients["total"]`: warm-up,
 pilots and candidates kept or not, sampling; all chains) and the ESS per 1000 of those, max R-hat,
-what auto chose, and whether the result is trustworthy.
+what auto chose, whether the result is trustworthy, and whether its draws were drawn again (at a
+higher acceptance, or in CP or NCP: ``in_fixed``) or run on (``ran_on``).
 4 chains x 1000 warm-up + 1000 draws. A name ``program:N`` is generated program N of the corpus
 (``generate_program(N, 0)``, the fuzzing's), run as the invariance check runs it: 500 warm-up
 transitions, its seed ``stable_seed("invariance", 0, N, "")`` (the seeds argument is then ignored).
@@ -48,5 +49,7 @@ for name in sys.argv[2].split(","):
         rec = dict(code=sys.argv[1], model=name, seed=seed, total_s=round(total, 1), warm_grads=float(np.mean(r.chains.warmup_grad_evals)),
                    ess_per_1000=round(1000 * ess / r.num_grad_evals, 2), all_grads=all_grads,
                    ess_per_1000_all=round(1000 * ess / all_grads, 2), ess_per_s=round(ess / total, 1), rhat=round(rhat, 3),
-                   divergences=int(np.sum(r.chains.divergences)), chosen=r.decision[:60], trust=r.trustworthy)
+                   divergences=int(np.sum(r.chains.divergences)), chosen=r.decision[:60], trust=r.trustworthy,
+                   redrawn="drawn again" in r.decision, in_fixed="the draws were drawn again in" in r.decision,
+                   ran_on="ran on for as many again" in r.decision)
         print(json.dumps(rec), flush=True)

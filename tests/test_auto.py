@@ -392,11 +392,11 @@ def test_redrawn_draws_with_fewer_divergences_are_kept_unless_their_chains_disag
     assert int(draws_kept.divergent.sum()) == {"earlier": 5, "redrawn": 0}[kept]
 
 
-def _stub_fixed_fallback(monkeypatch, divergent_in, r_hats=()):
+def _stub_fixed_fallback(monkeypatch, divergent_in, r_hats=(), reaches=(), costly_in=()):
     """``fixed_if_divergent``'s run, stubbed: a plan with one site of two elements; re-adaptation
-    segments are clean, and the draws of the parameterisations named in ``divergent_in`` stop at their
-    first divergence (the callback is asked with one divergent transition). R-hat 1 for any draws, or
-    ``r_hats`` in turn."""
+    segments are clean, and the draws of the parameterisations named in ``divergent_in`` (or
+    ``costly_in``: 11 gradients per transition against the draws' 1) are asked to stop after 50
+    transitions. R-hat 1 and ESS at the line for any draws, or ``r_hats`` and ``reaches`` in turn."""
     from types import SimpleNamespace
 
     import autoreparam.auto.redraw as redraw
@@ -410,23 +410,27 @@ def _stub_fixed_fallback(monkeypatch, divergent_in, r_hats=()):
         return SegmentDraws(np.zeros((4, length, 1), np.float32), np.ones((4, length), np.int32),
                             np.ones((4, length), np.float32), flags)
 
-    tried = []
+    tried, calls = [], []
 
     def segments(phase, param, chains, codes, source=None, target=None, stop=None, fresh_metric=False):
         name = "cp" if float(np.min(param.lam["theta"])) == 1.0 else "ncp"
+        calls.append((phase, name, chains, len(codes), source is not None, target, fresh_metric))
         if stop is None:  # the re-adaptation
-            return f"{name} chains", draws(0, len(codes)), None
+            return f"{name} adapted", draws(0, len(codes)), None
         tried.append(name)
         if name in divergent_in:
-            return f"{name} chains", draws(1, 50), stop(np.ones((4, 50)), 1, None)
+            return f"{name} drawn", draws(1, 50), stop(np.ones((4, 50)), 1, None)
+        if name in costly_in:
+            return f"{name} drawn", draws(0, 50), stop(np.full((4, 50), 11), 0, None)
         assert stop(np.ones((4, 1000)), 0, None) is None
-        return f"{name} chains", draws(0), None
+        return f"{name} drawn", draws(0), None
 
-    r_hats = iter(r_hats)
+    r_hats, reaches = iter(r_hats), iter(reaches)
     monkeypatch.setattr(redraw, "max_r_hat", lambda run, d: next(r_hats, 1.0))
+    monkeypatch.setattr(redraw, "shortfall", lambda run, d: (next(reaches, 1.0), 1.0, None))
     run = SimpleNamespace(notes=[], segments=segments, coords=SimpleNamespace(plan=plan, dim=2),
                           sampler=SimpleNamespace(restart_adaptation=lambda c, imm=None: c))
-    return run, draws, tried, plan
+    return run, draws, tried, plan, calls
 
 
 @pytest.mark.parametrize("lam, divergent_in, order, chosen", [
@@ -437,29 +441,35 @@ def _stub_fixed_fallback(monkeypatch, divergent_in, r_hats=()):
 ])
 def test_draws_still_divergent_at_the_top_of_the_ladder_are_drawn_in_cp_or_ncp(monkeypatch, lam, divergent_in,
                                                                                order, chosen):
-    """Generated programs 44, 62, 80, 124, 393 and 422 kept 1 to 26 divergences in the rule's lambda at
-    acceptance 0.99, while a fixed centring's run of the same program was trusted."""
+    """Generated programs 44, 62, 80, 124, 250, 393 and 422 kept 1 to 26 divergences in the rule's
+    lambda after the acceptance ladder, while a fixed centring's run of the same program was trusted."""
     from autoreparam.auto.redraw import fixed_if_divergent
     from autoreparam.reparam.parameterisation import Parameterisation
 
-    run, draws, tried, plan = _stub_fixed_fallback(monkeypatch, divergent_in)
+    run, draws, tried, plan, calls = _stub_fixed_fallback(monkeypatch, divergent_in)
     rule = Parameterisation.tied(plan, lam)
-    label, param, chains, kept, target = fixed_if_divergent(run, "rule", rule, "rule chains", draws(3), 0.99, 1000,
+    label, param, chains, kept, target = fixed_if_divergent(run, "rule", rule, "rule chains", draws(3), None, 1000,
                                                             {"rule"})
     assert tried == order and label == chosen
+    # Each candidate: re-adapted from the rule's chains (moved from its lambda, a fresh metric), then
+    # drawn from the adapted chains, both at the ladder's top acceptance whatever the draws' own.
+    for name in order:
+        assert ("sampling", name, "rule chains", 150, True, 0.99, True) in calls
+        assert ("sampling", name, f"{name} adapted", 1000, False, 0.99, False) in calls
     if chosen == "rule":
-        assert param is rule and chains == "rule chains" and int(kept.divergent.sum()) == 3 and target == 0.99
+        assert param is rule and chains == "rule chains" and int(kept.divergent.sum()) == 3 and target is None
         assert all("abandoned" in n for n in run.notes)
     else:
-        assert chains == f"{chosen} chains" and not kept.divergent.any() and target == 0.99
-        assert run.notes[-1].endswith(f"drawn again in {chosen.upper()} (none diverged, R-hat 1.000)")
+        assert chains == f"{chosen} drawn" and not kept.divergent.any() and target == 0.99
+        assert run.notes[-1].endswith(f"drawn again in {chosen.upper()} at acceptance 0.99 (none diverged, R-hat "
+                                      "1.000)")
 
 
 def test_the_fixed_fallback_skips_candidates_already_tried_and_clean_draws(monkeypatch):
     from autoreparam.auto.redraw import fixed_if_divergent
     from autoreparam.reparam.parameterisation import Parameterisation
 
-    run, draws, tried, plan = _stub_fixed_fallback(monkeypatch, ())
+    run, draws, tried, plan, _ = _stub_fixed_fallback(monkeypatch, ())
     rule = Parameterisation.tied(plan, 0.7)
     assert fixed_if_divergent(run, "rule", rule, "c", draws(0), 0.99, 1000, {"rule"})[0] == "rule"
     assert fixed_if_divergent(run, "rule", rule, "c", draws(2), 0.99, 1000, {"rule", "cp", "ncp"})[0] == "rule"
@@ -468,10 +478,22 @@ def test_the_fixed_fallback_skips_candidates_already_tried_and_clean_draws(monke
     assert tried == []
     assert fixed_if_divergent(run, "cp", centred, "c", draws(2), 0.99, 1000, {"rule", "cp"})[0] == "ncp"
     assert tried == ["ncp"]
-    # Clean draws whose chains disagree (R-hat 1.02 against draws that agreed) are not kept.
-    run, draws, tried, plan = _stub_fixed_fallback(monkeypatch, (), r_hats=[1.005, 1.02, 1.005, 1.03])
-    assert fixed_if_divergent(run, "rule", rule, "c", draws(2), 0.99, 1000, {"rule"})[0] == "rule"
-    assert tried == ["cp", "ncp"] and "R-hat 1.030 against 1.005, so the earlier draws were kept" in run.notes[-1]
+
+
+@pytest.mark.parametrize("why, stub", [
+    ("R-hat", dict(r_hats=[1.005, 1.02, 1.005, 1.03])),  # clean, but chains that disagree
+    ("ESS", dict(reaches=[0.9, 0.3, 0.9, 0.4])),  # clean, but out of the run-on's reach
+    ("cost", dict(costly_in=("cp", "ncp"))),  # more than ten times the draws' gradients per transition
+])
+def test_fixed_draws_that_are_clean_but_worse_are_not_kept(monkeypatch, why, stub):
+    from autoreparam.auto.redraw import fixed_if_divergent
+    from autoreparam.reparam.parameterisation import Parameterisation
+
+    run, draws, tried, plan, _ = _stub_fixed_fallback(monkeypatch, (), **stub)
+    label, _, chains, kept, _ = fixed_if_divergent(run, "rule", Parameterisation.tied(plan, 0.7), "c", draws(2), 0.99,
+                                                   1000, {"rule"})
+    assert label == "rule" and chains == "c" and int(kept.divergent.sum()) == 2 and tried == ["cp", "ncp"]
+    assert ("cost too much" in run.notes[-1]) == (why == "cost")
 
 
 def test_every_second_draw_keeps_every_transitions_gradients_and_divergences():
@@ -483,6 +505,8 @@ def test_every_second_draw_keeps_every_transitions_gradients_and_divergences():
     kept = every_second(draws)
     assert kept.draws.ravel().tolist() == [1, 3, 5, 7] and kept.steps.ravel().tolist() == [3, 7, 11, 15]
     assert kept.divergent.ravel().tolist() == [True, False, False, False] and kept.steps.sum() == draws.steps.sum()
+    assert np.allclose(kept.accept.ravel(), [0.15, 0.35, 0.55, 0.75])
+    assert every_second(SegmentDraws(*(a[:, :7] for a in draws))).steps.shape == (1, 3)  # whole pairs only
 
 
 @pytest.mark.parametrize("reach, r_hat, divergent, runs_on", [
@@ -499,7 +523,7 @@ def test_clean_draws_a_little_short_run_on(monkeypatch, reach, r_hat, divergent,
     flags = np.zeros((4, 100), bool)
     flags.flat[:divergent] = True
     draws = SegmentDraws(np.zeros((4, 100, 1), np.float32), np.ones((4, 100), np.int32), np.ones((4, 100)), flags)
-    readings = iter([(reach, r_hat), (1.1, 1.004)])
+    readings = iter([(reach, r_hat, "before"), (1.1, 1.004, "after")])
     monkeypatch.setattr(run_on, "shortfall", lambda run, d: next(readings))
     ran = []
 
@@ -508,9 +532,11 @@ def test_clean_draws_a_little_short_run_on(monkeypatch, reach, r_hat, divergent,
         return "longer chains", draws._replace(divergent=np.zeros((4, 100), bool)), None
 
     run = SimpleNamespace(notes=[], segments=segments)
-    chains, kept = run_on.run_on_if_short(run, None, "chains", draws, 0.95, 100)
+    chains, kept, standard = run_on.run_on_if_short(run, None, "chains", draws, 0.95, 100)
     assert (ran == [("sampling", 100, 0.95)]) == runs_on
     assert chains == ("longer chains" if runs_on else "chains") and kept.draws.shape == (4, 100, 1)
+    # The diagnostics of the draws kept, for the result (None where divergent draws needed none).
+    assert standard == ("after" if runs_on else None if divergent else "before")
     if runs_on:
         assert kept.steps.sum() == 800 and "every second draw was kept (110%, R-hat 1.004)" in run.notes[-1]
 
@@ -526,11 +552,12 @@ def test_a_run_on_that_is_no_better_is_not_kept(monkeypatch):
     # fewer effective draws; R-hat over the line; R-hat short and no better; ESS fallen below the line
     for before, later in [((0.8, 1.005), (0.7, 1.0)), ((0.8, 1.005), (1.1, 1.03)), ((1.2, 1.02), (1.2, 1.03)),
                           ((1.2, 1.02), (0.9, 1.005))]:
-        readings = iter([before, later])
+        readings = iter([before + ("before",), later + ("after",)])
         monkeypatch.setattr(run_on, "shortfall", lambda run, d: next(readings))
         run = SimpleNamespace(notes=[], segments=lambda *a, **k: ("longer chains", draws, None))
-        chains, kept = run_on.run_on_if_short(run, None, "chains", draws, None, 100)
-        assert chains == "chains" and kept is draws and "so the earlier draws were kept" in run.notes[-1]
+        chains, kept, standard = run_on.run_on_if_short(run, None, "chains", draws, None, 100)
+        assert chains == "chains" and kept is draws and standard == "before"
+        assert "so the earlier draws were kept" in run.notes[-1]
 
 
 def test_generated_program_592_runs_on_to_a_trusted_result():
@@ -544,6 +571,20 @@ def test_generated_program_592_runs_on_to_a_trusted_result():
     result = _auto(model, num_warmup=500, num_samples=1000, seed=367787982, **data)
     assert "ran on for as many again and every second draw was kept" in result.decision, result.decision
     assert result.trustworthy and np.asarray(result.samples["s"]).shape == (4, 1000)
+    # The result's diagnostics are those the run-on computed; they describe the draws returned.
+    from autoreparam.diagnostics.standard import standard_diagnostics
+
+    again = standard_diagnostics({k: np.asarray(v) for k, v in result.samples.items()})
+    assert again.min_ess_bulk == result.diagnostics.standard.min_ess_bulk >= 400
+    assert again.max_r_hat == result.diagnostics.standard.max_r_hat
+
+
+def test_one_chain_has_no_r_hat_and_its_redraws_can_be_kept():
+    """R-hat is NaN with one chain (``diagnostics.standard``): the redraws' keep rule must not read
+    NaN as chains that disagree, or every redraw of a one-chain run is paid for and thrown away."""
+    from autoreparam.auto.redraw import _agree
+
+    assert _agree(np.nan, np.nan) and _agree(1.0, np.nan) and not _agree(1.005, 1.02)
 
 
 def wide_poisson_glm(x, y):

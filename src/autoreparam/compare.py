@@ -140,11 +140,12 @@ def compare(
     diagnostics, decisions = {}, {}
     for method in methods:
         start = time.perf_counter()
-        oracle, labels = None, SPACES[method]
+        oracle, labels, standard = None, SPACES[method], None
         if method == "auto":
             # auto starts at the unconstrained origin, as `infer(method="auto")` does (`initial.ORIGIN`).
             outcome = run_auto(coords, None, None, num_chains, nuts_config, seed)
             chains, labels, decisions[method] = outcome.chains, (outcome.label,), outcome.reason
+            standard = outcome.standard
         elif kernel == "nuts":
             chains = sample_nuts(coords, vip.fits[method], num_chains, nuts_config, seed)
         else:
@@ -154,6 +155,6 @@ def compare(
             )
         samples = coords.split_original(chains.draws)
         diagnostics[method] = compute_diagnostics(samples, chains, oracle, labels, method, rewritable,
-                                                  coords.without_density)
+                                                  coords.without_density, standard)
         seconds[method] = time.perf_counter() - start
     return Comparison(vip, diagnostics, seconds, kernel, decisions)

@@ -193,12 +193,13 @@ def infer(
                                                  seed, unconstrained=True,
                                                  default=ORIGIN if method == "auto" else PRIOR_MEDIAN)
     timing = {"analysis": time.perf_counter() - started}
-    oracle, vi, no_fit = None, None, False
+    oracle, vi, no_fit, standard = None, None, False, None
     bar = _bar(progress and (method == "auto" or kernel == "nuts"), nuts_config)
     if method == "auto":
         # No variational fit: the Section 3 rule gives the parameterisation, learnt during warm-up.
         outcome = run_auto(coords, free_init, start_values, num_chains, nuts_config, seed, progress=bar)
         chains, decision, lam, labels = outcome.chains, outcome.reason, outcome.param.lam, (outcome.label,)
+        standard = outcome.standard  # of these draws, computed by ``auto.run_on``
         timing.update(outcome.timing)
         gradients = dict(outcome.gradients)
     else:
@@ -255,7 +256,8 @@ def infer(
         bar.close()
     samples = coords.split_original(chains.draws)
     rewritable = bool(select_sites(structure, "all").sites)  # for the advice on a flagged run
-    diagnostics = compute_diagnostics(samples, chains, oracle, labels, method, rewritable, coords.without_density)
+    diagnostics = compute_diagnostics(samples, chains, oracle, labels, method, rewritable, coords.without_density,
+                                      standard)
     if not diagnostics.health.trustworthy:
         warnings.warn(
             "autoreparam.infer: the result is not trustworthy: " + " ".join(diagnostics.health.warnings)

@@ -45,11 +45,14 @@ class Diagnostics:
 def compute_diagnostics(
     samples: dict, chains: ChainResult, oracle: OracleResult | None = None, space_labels: tuple[str, ...] = (),
     method: str | None = None, reparameterisable: bool = True, without_density: dict | None = None,
+    standard: StandardDiagnostics | None = None,
 ) -> Diagnostics:
     """Diagnostics of ``samples``; ``without_density`` ({site: mask}, `Coordinates.without_density`)
-    names elements with no density, which the diagnostics leave out (`diagnostics.masked`)."""
+    names elements with no density, which the diagnostics leave out (`diagnostics.masked`).
+    ``standard``: those of the same samples' standard view, already computed (``auto.run_on``)."""
     views = diagnostic_views(samples, without_density or {})
-    standard = standard_diagnostics(views.standard)
+    if standard is None:
+        standard = standard_diagnostics(views.standard)
     health = assess(
         standard,
         num_chains=chains.num_chains,

@@ -24,8 +24,9 @@ usable pilots wins (``PilotScore.usable``: a short pilot's R-hat is too noisy to
 is abandoned as soon as its gradients per transition prove it cannot beat a usable pilot (``E_MAX``).
 Draws with any divergence are drawn again at a higher acceptance, and then, if they still diverge,
 in CP or NCP, and kept if they are better (``auto.redraw``); clean draws a little short of the
-health check's ESS or R-hat run on for as many again, every second kept (``auto.run_on``). A warm-up whose step size shows its chains frozen starts again, once,
-from draws of a light non-centred variational fit (``auto.rescue``). Every executable is shared: one
+health check's ESS or R-hat run on for as many again, every second kept (``auto.run_on``). A
+warm-up whose step size shows its chains frozen starts again, once, from draws of a light
+non-centred variational fit (``auto.rescue``). Every executable is shared: one
 NUTS segment program and the rule's program, compiled once per model and data shape
 (``mcmc.programs``).
 """
@@ -45,6 +46,7 @@ from autoreparam.auto.rule_lambda import RuleLambda
 from autoreparam.auto.run_on import run_on_if_short
 from autoreparam.auto.start import RESOLVABLE, climb_to_resolvable, unresolvable
 from autoreparam.coordinates import Coordinates
+from autoreparam.diagnostics.standard import StandardDiagnostics
 from autoreparam.initial import ORIGIN, initial_values
 from autoreparam.mcmc.chains import ChainResult
 from autoreparam.mcmc.config import NUTSConfig
@@ -72,6 +74,7 @@ class AutoOutcome:
     timing: dict  # seconds: compile, lambda (the rule), warmup, pilots, sampling
     gradients: dict  # gradient evaluations of all chains run in each phase: warmup, pilots, sampling
     num_compilations: int
+    standard: StandardDiagnostics | None = None  # of the draws kept, where ``auto.run_on`` computed them
 
 
 def pilot_length(num_samples: int, length: int) -> int:
@@ -255,13 +258,13 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
     chains, draws, target = redraw_if_divergent(run, param, chains, draws, target, config.num_samples)
     label, param, chains, draws, target = fixed_if_divergent(run, label, param, chains, draws, target,
                                                              config.num_samples, {s.label for s in scores})
-    chains, draws = run_on_if_short(run, param, chains, draws, target, config.num_samples)
+    chains, draws, standard = run_on_if_short(run, param, chains, draws, target, config.num_samples)
     seconds = {"compile": run.timing["compile"], "warmup": run.timing["warmup"], "sampling": run.timing["sampling"]}
     result = chain_result(warm, draws, chains, seconds)
     reason = _reason(label, param, scores, run.notes)
     return AutoOutcome(label, param, reason, tuple(scores), result, dict(run.timing), dict(run.gradients),
                        run.sampler.num_compilations
-                       + int(run.rule.seconds["compile"] > 0) + run.other_compilations)
+                       + int(run.rule.seconds["compile"] > 0) + run.other_compilations, standard)
 
 
 def _warm_up(run: _Run, param, chains, source=None, fresh=False, done=0, parts=(), watch=False):

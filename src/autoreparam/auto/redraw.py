@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from autoreparam.auto.pilot import PILOT_MAX_R_HAT, RETRY_TARGET_ACCEPTS, score
+from autoreparam.auto.run_on import RUN_ON_REACH, shortfall
 from autoreparam.diagnostics.health import MAX_R_HAT
 from autoreparam.mcmc.nuts import join
 from autoreparam.mcmc.segments import FAST, FINAL, sample_codes, warmup_codes
@@ -27,6 +28,9 @@ REDRAWN_DIVERGENCES = 1
 # fast, one slow window for the mass matrix, fast) and of step-size-only re-adaptation.
 READAPT = 150
 RETARGET = 200
+# A fixed centring's draws (``fixed_if_divergent``) are abandoned once their gradients per transition
+# pass this many times the divergent draws': a clean result is worth a few times the cost, not any.
+FIXED_COST = 10.0
 # Lambdas within this of each other everywhere are one parameterisation (no candidate to try).
 SAME_LAMBDA = 0.02
 
@@ -53,8 +57,9 @@ def max_r_hat(run, draws) -> float:
 
 def _agree(before: float, after: float) -> bool:
     """Never trade chains that agree (R-hat within health's 1.01) for chains that do not; between two
-    that do not, a difference up to the pilot's 1.05 line is noise of this length."""
-    return after <= MAX_R_HAT or (before > MAX_R_HAT and after <= max(before, PILOT_MAX_R_HAT))
+    that do not, a difference up to the pilot's 1.05 line is noise of this length. With one chain
+    R-hat is NaN, and agrees (``diagnostics.standard``'s convention)."""
+    return not after > MAX_R_HAT or (before > MAX_R_HAT and after <= max(before, PILOT_MAX_R_HAT))
 
 
 def redraw_if_divergent(run, param, chains, draws, target, num_samples: int):
@@ -95,17 +100,22 @@ def redraw_if_divergent(run, param, chains, draws, target, num_samples: int):
 
 
 def fixed_if_divergent(run, label: str, param, chains, draws, target, num_samples: int, tried):
-    """Draws that still diverge once the acceptance ladder is spent: draw them in CP and NCP in turn
-    (the nearer to the kept lambda first), each from the current chains with a short re-adaptation at
-    the acceptance the ladder reached, abandoned at its first divergent draw; the first whose draws are
-    clean and whose chains agree replaces them. ``tried``: labels whose pilots already competed (and lost).
-    Returns ``(label, param, chains, draws, target)``.
+    """Draws that still diverge once the acceptance ladder is spent (or a redraw was no better): draw
+    them in CP and NCP in turn (the nearer to the kept lambda first), each from the current chains with
+    a short re-adaptation at the ladder's top acceptance, abandoned at its first divergent draw or once
+    its transitions cost more than ``FIXED_COST`` times the kept draws'; the first whose draws are clean,
+    whose chains agree (``_agree``) and whose ESS is not far lower (``_enough``) replaces them.
+    ``tried``: labels whose pilots already competed and lost (at the default acceptance: a candidate
+    that lost there is not tried again at the top one). Returns ``(label, param, chains, draws, target)``.
 
-    On 8 generated programs of the invariance fuzzing (44, 62, 80, 124, 184, 393, 416, 422) the rule's
-    lambda kept 2 to 26 divergences after its pilots' ladder reached 0.99, while a fixed centring's
-    run of the same program was trusted. Abandoning at the first divergence keeps the cost small where
-    every parameterisation diverges: on German credit, NumPyro's NUTS diverged in 16 to 55 of 4,000
-    non-centred transitions and in 209 to 803 centred ones (benchmarks/results/wall_clock_c35eb85/).
+    In the invariance fuzzing at 753a33b, `auto` kept divergences on 11 generated programs where a fixed
+    centring's run was trusted; in a plain process 7 of them (44, 62, 80, 124, 250, 393, 422) kept 1 to
+    26 in the rule's lambda, after its pilots' ladder reached 0.99 or a redraw.
+    Candidates re-adapted at the default acceptance fixed only 4 of the 7 (NCP diverged late on the
+    others; benchmarks/results/auto_changes/README.md, section 5). Abandoning at the first divergence
+    keeps the cost small where every parameterisation diverges: on German credit, NumPyro's NUTS
+    diverged in 16 to 55 of 4,000 non-centred transitions and in 209 to 803 centred ones
+    (benchmarks/results/wall_clock_c35eb85/).
     """
     plan = run.coords.plan
     if int(np.sum(draws.divergent)) < REDRAWN_DIVERGENCES or not plan.sites:
@@ -114,26 +124,42 @@ def fixed_if_divergent(run, label: str, param, chains, draws, target, num_sample
     candidates = [("cp", Parameterisation.centred(plan)), ("ncp", Parameterisation.non_centred(plan))]
     if np.median(lam) < 0.5:
         candidates.reverse()
+    top, budget = RETRY_TARGET_ACCEPTS[-1], FIXED_COST * float(np.mean(draws.steps))
+
+    def stop(steps, divergences, _chains):
+        if divergences:
+            return "diverged"
+        return "cost too much" if float(np.mean(steps)) > budget else None
+
     for name, candidate in candidates:
         if name == label or name in tried or not differs(candidate, param):
             continue
         divergent = int(np.sum(draws.divergent))
         trial = run.sampler.restart_adaptation(chains, np.ones(run.coords.dim))
-        trial = run.segments("sampling", candidate, trial, warmup_codes(READAPT), source=param, target=target,
+        trial = run.segments("sampling", candidate, trial, warmup_codes(READAPT), source=param, target=top,
                              fresh_metric=True)[0]
-        trial, redrawn, why = run.segments("sampling", candidate, trial, sample_codes(num_samples), target=target,
-                                           stop=lambda _steps, divergences, _chains: "diverged" if divergences else None)
+        trial, redrawn, why = run.segments("sampling", candidate, trial, sample_codes(num_samples), target=top,
+                                           stop=stop)
         if why is not None:
             run.notes.append(f"{divergent} of the draws' transitions still diverged: {name.upper()}'s draws, tried "
-                             f"next, diverged within {redrawn.steps.shape[1]} transitions and were abandoned")
+                             f"next at acceptance {top}, {why} within {redrawn.steps.shape[1]} transitions and "
+                             "were abandoned")
             continue
         redrawn = join([redrawn], num_samples)
         before, after = max_r_hat(run, draws), max_r_hat(run, redrawn)
-        if not _agree(before, after):
+        if not (_agree(before, after) and _enough(run, draws, redrawn)):
             run.notes.append(f"{divergent} of the draws' transitions still diverged: {name.upper()}'s draws had none, "
-                             f"but R-hat {after:.3f} against {before:.3f}, so the earlier draws were kept")
+                             f"but R-hat {after:.3f} against {before:.3f} or too few effective draws, so the "
+                             "earlier draws were kept")
             continue
         run.notes.append(f"{divergent} of the draws' transitions still diverged: the draws were drawn again in "
-                         f"{name.upper()} (none diverged, R-hat {after:.3f})")
-        return name, candidate, trial, redrawn, target
+                         f"{name.upper()} at acceptance {top} (none diverged, R-hat {after:.3f})")
+        return name, candidate, trial, redrawn, top
     return label, param, chains, draws, target
+
+
+def _enough(run, draws, redrawn) -> bool:
+    """The redrawn draws' smallest ESS within reach of the health check's line by running on
+    (``run_on.RUN_ON_REACH``), or no lower than the earlier draws' own."""
+    before, after = shortfall(run, draws)[0], shortfall(run, redrawn)[0]
+    return not after < min(RUN_ON_REACH, before)

@@ -7,12 +7,15 @@ longer run (``num_samples``), paying the warm-up and the compilation again. Here
 warm, draw as many transitions again and the result keeps every second one, so it has the
 ``num_samples`` draws asked for: where the draws' autocorrelation is high (the only case in which
 their ESS falls short: 400 effective of 4,000 is 0.1 per draw) the thinned draws keep almost all of
-the longer chains' ESS (Geyer 1992, "Practical Markov chain Monte Carlo", Section 3.6).
+the longer chains' ESS (thinning costs efficiency only where successive draws are nearly
+independent: Link & Eaton 2012, "On thinning of chains in MCMC").
 
 Once, and only where doubling could reach the line (``RUN_ON_REACH``) and the chains do not plainly
-disagree (``PILOT_BROKEN_R_HAT``). Kept only if better: more effective draws, no divergence, and
-R-hat no worse. Found by simulation-based calibration: 56 of the 78 auto/nuts runs flagged in 500
-(docs/reliability_findings.md) had no divergence, and were flagged for ESS or R-hat alone.
+disagree (``PILOT_BROKEN_R_HAT``). Kept only if better (``_better``): no divergence, better on what
+fell short (ESS, R-hat) and not over the line on the other. The extra transitions count in the
+sampling phase's gradients and seconds. Found by simulation-based calibration: 56 of the 78
+auto/nuts runs flagged in 500 (docs/reliability_findings.md) had no divergence, and were flagged for
+ESS or R-hat alone.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import numpy as np
 from autoreparam.auto.pilot import PILOT_BROKEN_R_HAT
 from autoreparam.diagnostics.health import MAX_R_HAT, MIN_ESS_PER_CHAIN
 from autoreparam.diagnostics.masked import diagnostic_views
-from autoreparam.diagnostics.standard import standard_diagnostics
+from autoreparam.diagnostics.standard import StandardDiagnostics, standard_diagnostics
 from autoreparam.mcmc.nuts import join
 from autoreparam.mcmc.segments import SegmentDraws, sample_codes
 
@@ -31,23 +34,29 @@ from autoreparam.mcmc.segments import SegmentDraws, sample_codes
 RUN_ON_REACH = 0.5
 
 
-def shortfall(run, draws: SegmentDraws) -> tuple[float, float]:
-    """``(smallest bulk or tail ESS over the line, max R-hat)``, as the health check reads them."""
+def shortfall(run, draws: SegmentDraws) -> tuple[float, float, StandardDiagnostics]:
+    """``(smallest bulk or tail ESS over the line, max R-hat, the diagnostics)``, as the health check
+    reads them (``result.compute_diagnostics`` takes the diagnostics of the draws kept, rather than
+    computing them again: 0.1 s at 90 dimensions, 0.5 s at 400)."""
     views = diagnostic_views(run.coords.split_original(draws.draws), run.coords.without_density)
     standard = standard_diagnostics(views.standard)
     ess = min(standard.min_ess_bulk, standard.min_ess_tail)
-    return ess / (MIN_ESS_PER_CHAIN * draws.draws.shape[0]), standard.max_r_hat
+    return ess / (MIN_ESS_PER_CHAIN * draws.draws.shape[0]), standard.max_r_hat, standard
 
 
 def every_second(draws: SegmentDraws) -> SegmentDraws:
-    """Every second transition's draw; the gradients and divergences of both transitions of a pair
-    stay with it, so that the result's cost and its divergences count every transition run."""
-    return SegmentDraws(draws.draws[:, 1::2], draws.steps[:, 0::2] + draws.steps[:, 1::2], draws.accept[:, 1::2],
-                        draws.divergent[:, 0::2] | draws.divergent[:, 1::2])
+    """Every second transition's draw, of whole pairs; the gradients and divergences of both
+    transitions of a pair stay with it (a pair diverged if either did), so that the result's cost
+    counts every transition run, and its acceptance is the pair's mean."""
+    even = 2 * (draws.steps.shape[1] // 2)
+    first, second = (SegmentDraws(*(a[:, start:even:2] for a in draws)) for start in (0, 1))
+    return SegmentDraws(second.draws, first.steps + second.steps, (first.accept + second.accept) / 2,
+                        first.divergent | second.divergent)
 
 
 def _better(reach: float, r_hat: float, longer_reach: float, longer_r_hat: float) -> bool:
-    """Better on what fell short, and not worse than the line on the other."""
+    """Better on what fell short, and not over the line on the other (where only R-hat fell short,
+    fewer effective draws than before are fine as long as there are enough)."""
     ess_ok = longer_reach > reach if reach < 1.0 else longer_reach >= 1.0
     r_hat_ok = longer_r_hat < r_hat if r_hat > MAX_R_HAT else not longer_r_hat > MAX_R_HAT
     return ess_ok and r_hat_ok
@@ -55,23 +64,24 @@ def _better(reach: float, r_hat: float, longer_reach: float, longer_r_hat: float
 
 def run_on_if_short(run, param, chains, draws: SegmentDraws, target, num_samples: int):
     """Draws clean but short of the health check's ESS or R-hat: ``num_samples`` transitions more,
-    every second kept, if better. Returns ``(chains, draws)``."""
+    every second kept, if better (``_better``). Returns ``(chains, draws, the draws' standard
+    diagnostics or None where they were not computed)``."""
     if np.any(draws.divergent) or draws.draws.shape[1] != num_samples or num_samples < 2:
-        return chains, draws
-    reach, r_hat = shortfall(run, draws)
+        return chains, draws, None
+    reach, r_hat, standard = shortfall(run, draws)
     if not np.isfinite(reach) or (reach >= 1.0 and not r_hat > MAX_R_HAT):
-        return chains, draws
+        return chains, draws, standard
     if reach < RUN_ON_REACH or r_hat > PILOT_BROKEN_R_HAT:
-        return chains, draws
+        return chains, draws, standard
     more_chains, more, _ = run.segments("sampling", param, chains, sample_codes(num_samples), target=target)
     longer = every_second(join([draws, more], 2 * num_samples))
-    longer_reach, longer_r_hat = shortfall(run, longer)
+    longer_reach, longer_r_hat, longer_standard = shortfall(run, longer)
     what = f"{100 * reach:.0f}% of the effective draws the health check asks, R-hat {r_hat:.3f}"
     if np.any(longer.divergent) or not _better(reach, r_hat, longer_reach, longer_r_hat):
         run.notes.append(f"the draws had {what}: the chains ran on for as many again, which was no better "
                          f"({int(np.sum(longer.divergent))} divergent, {100 * longer_reach:.0f}%, R-hat "
                          f"{longer_r_hat:.3f}), so the earlier draws were kept")
-        return chains, draws
+        return chains, draws, standard
     run.notes.append(f"the draws had {what}: the chains ran on for as many again and every second draw was kept "
                      f"({100 * longer_reach:.0f}%, R-hat {longer_r_hat:.3f})")
-    return more_chains, longer
+    return more_chains, longer, longer_standard
