@@ -10,7 +10,6 @@ that "a deep PPL can often run multiple such optimizations in parallel at minima
 
 from __future__ import annotations
 
-import time
 from typing import NamedTuple
 
 import jax
