@@ -132,7 +132,7 @@ class _Run:
             self.timing[phase] += seconds["run"]
             self.gradients[phase] += int(np.sum(draws.steps))
             parts.append(draws)
-            divergences += int(np.sum(draws.divergent))
+            divergences += int(np.sum(draws.divergent[:, :len(part_codes)]))  # not the padding's draws
             if stop is not None and (reason := stop(np.concatenate([p.steps for p in parts], axis=1), divergences,
                                                     chains)):
                 break
