@@ -13,7 +13,7 @@ independent: Link & Eaton 2012, "On thinning of chains in MCMC").
 Once, and only where doubling could reach the line (``RUN_ON_REACH``) and the chains do not plainly
 disagree (``PILOT_BROKEN_R_HAT``). Kept only if better (``_better``): no divergence, better on what
 fell short (ESS, R-hat) and not over the line on the other. The extra transitions count in the
-sampling phase's gradients and seconds. Found by simulation-based calibration: 56 of the 78
+sampling phase's gradients and seconds. Found by simulation-based calibration: 58 of the 78
 auto/nuts runs flagged in 500 (docs/reliability_findings.md) had no divergence, and were flagged for
 ESS or R-hat alone.
 """
@@ -37,7 +37,8 @@ RUN_ON_REACH = 0.5
 def shortfall(run, draws: SegmentDraws) -> tuple[float, float, StandardDiagnostics]:
     """``(smallest bulk or tail ESS over the line, max R-hat, the diagnostics)``, as the health check
     reads them (``result.compute_diagnostics`` takes the diagnostics of the draws kept, rather than
-    computing them again: 0.1 s at 90 dimensions, 0.5 s at 400)."""
+    computing them again: 0.10 s at 108 elements, 0.29 s at 400 for 4 x 1000 draws,
+    benchmarks/results/diagnostics_speed.json)."""
     views = diagnostic_views(run.coords.split_original(draws.draws), run.coords.without_density)
     standard = standard_diagnostics(views.standard)
     ess = min(standard.min_ess_bulk, standard.min_ess_tail)
