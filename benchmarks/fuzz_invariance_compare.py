@@ -3,11 +3,15 @@ runs against four, with `auto`).
 
     python benchmarks/fuzz_invariance_compare.py results/fuzz_invariance results/fuzz_invariance_ta95 \
         --out benchmarks/results/fuzz_invariance_ta95_summary.json
+    python benchmarks/fuzz_invariance_compare.py results/fuzz_invariance_final \
+        --out benchmarks/results/fuzz_invariance_final_summary.json
 
 Per store, over the shared programs: failures and silent ones, runs `infer` trusted, runs without a
 divergence, pairs of runs both trusted (of every pair, and of the three fixed centrings' pairs
 alone) and how many of those disagreed, programs whose runs were all trusted, and the failing pairs. A check's seed depends only on the program, so the two
 stores ran the same chains' seeds in each parameterisation; only their settings differ (recorded).
+Given one store, its own counts. With `auto` among the runs: the programs where `auto` was flagged
+while a fixed centring's run was trusted.
 Records written before the per-pair verdicts existed (ab78106) get their pairs' trust from their
 runs; a disagreement is then known only for the check as a whole.
 """
@@ -23,10 +27,13 @@ from autoreparam.benchmark.store import ResultStore
 from autoreparam.reliability.prior import INVARIANCE_PAIRS
 from autoreparam.reliability.stores import commands_of
 
+FIXED = ("cp", "ncp", "random")
+
 
 def _stats(records: list[dict]) -> dict:
     c = collections.Counter()
     failing_pairs = collections.Counter()
+    auto_flagged_fixed_trusted = []  # programs where auto was flagged and a fixed centring's run trusted
     for r in records:
         if r["status"] != "ok":
             c["errors"] += 1
@@ -47,22 +54,26 @@ def _stats(records: list[dict]) -> dict:
             c[f"{prefix}pairs_both_trusted"] += sum(trusted)
             c[f"programs_with_a_trusted_{prefix}pair"] += any(trusted)
         c["programs_all_runs_trusted"] += all(v["trustworthy"] for v in runs.values())
+        if "auto" in runs and not runs["auto"]["trustworthy"] and any(runs[k]["trustworthy"] for k in FIXED):
+            auto_flagged_fixed_trusted.append(r["program"])
         for name, pair in r.get("pairs", {}).items():
             failing_pairs[name] += pair["failed"]
             c["pairs_both_trusted_failed"] += pair["failed"] and pair["both_trustworthy"]
-    return {**dict(c), "failing_pairs": dict(failing_pairs)}
+    return {**dict(c), "failing_pairs": dict(failing_pairs),
+            "auto_flagged_fixed_trusted": len(auto_flagged_fixed_trusted),
+            "auto_flagged_fixed_trusted_programs": auto_flagged_fixed_trusted}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("stores", nargs=2)
+    parser.add_argument("stores", nargs="+", help="one store (its own counts) or two (on the programs both ran)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     by_store = [{r["program"]: r for r in ResultStore(s).records() if r.get("kind") == "invariance"}
                 for s in args.stores]
-    shared = sorted(set(by_store[0]) & set(by_store[1]))
+    shared = sorted(set.intersection(*(set(records) for records in by_store)))
     out = {"programs": len(shared), "program_range": [shared[0], shared[-1]] if shared else [],
-           "families": dict(collections.Counter(by_store[1][i]["family"] for i in shared)), "stores": {}}
+           "families": dict(collections.Counter(by_store[-1][i]["family"] for i in shared)), "stores": {}}
     for store, records in zip(args.stores, by_store):
         chosen = [records[i] for i in shared]
         out["stores"][store] = {"settings": chosen[0].get("settings") if chosen else None,
