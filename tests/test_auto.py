@@ -346,7 +346,7 @@ def _stub_redraws(monkeypatch, redrawn_divergences, r_hats=None):
         return "redrawn chains", draws(redrawn_divergences), None
 
     r_hats = iter(r_hats or [])
-    monkeypatch.setattr(redraw, "max_r_hat", lambda run, d: next(r_hats, 1.0))
+    monkeypatch.setattr(redraw, "shortfall", lambda run, d: (1.0, next(r_hats, 1.0), None))
     run = SimpleNamespace(notes=[], segments=segments, sampler=SimpleNamespace(restart_adaptation=lambda c: c))
     return run, draws, calls
 
@@ -396,7 +396,8 @@ def _stub_fixed_fallback(monkeypatch, divergent_in, r_hats=(), reaches=(), costl
     """``fixed_if_divergent``'s run, stubbed: a plan with one site of two elements; re-adaptation
     segments are clean, and the draws of the parameterisations named in ``divergent_in`` (or
     ``costly_in``: 11 gradients per transition against the draws' 1) are asked to stop after 50
-    transitions. R-hat 1 and ESS at the line for any draws, or ``r_hats`` and ``reaches`` in turn."""
+    transitions. R-hat 1 and ESS at the line for any draws, or ``r_hats`` and ``reaches`` in turn: the
+    kept draws' first, read once, then each clean candidate's."""
     from types import SimpleNamespace
 
     import autoreparam.auto.redraw as redraw
@@ -426,8 +427,7 @@ def _stub_fixed_fallback(monkeypatch, divergent_in, r_hats=(), reaches=(), costl
         return f"{name} drawn", draws(0), None
 
     r_hats, reaches = iter(r_hats), iter(reaches)
-    monkeypatch.setattr(redraw, "max_r_hat", lambda run, d: next(r_hats, 1.0))
-    monkeypatch.setattr(redraw, "shortfall", lambda run, d: (next(reaches, 1.0), 1.0, None))
+    monkeypatch.setattr(redraw, "shortfall", lambda run, d: (next(reaches, 1.0), next(r_hats, 1.0), None))
     run = SimpleNamespace(notes=[], segments=segments, coords=SimpleNamespace(plan=plan, dim=2),
                           sampler=SimpleNamespace(restart_adaptation=lambda c, imm=None: c))
     return run, draws, tried, plan, calls
@@ -481,8 +481,8 @@ def test_the_fixed_fallback_skips_candidates_already_tried_and_clean_draws(monke
 
 
 @pytest.mark.parametrize("why, stub", [
-    ("R-hat", dict(r_hats=[1.005, 1.02, 1.005, 1.03])),  # clean, but chains that disagree
-    ("ESS", dict(reaches=[0.9, 0.3, 0.9, 0.4])),  # clean, but out of the run-on's reach
+    ("R-hat", dict(r_hats=[1.005, 1.02, 1.03])),  # clean, but chains that disagree
+    ("ESS", dict(reaches=[0.9, 0.3, 0.4])),  # clean, but out of the run-on's reach
     ("cost", dict(costly_in=("cp", "ncp"))),  # more than ten times the draws' gradients per transition
 ])
 def test_fixed_draws_that_are_clean_but_worse_are_not_kept(monkeypatch, why, stub):

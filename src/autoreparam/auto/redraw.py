@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autoreparam.auto.pilot import PILOT_MAX_R_HAT, RETRY_TARGET_ACCEPTS, score
+from autoreparam.auto.pilot import PILOT_MAX_R_HAT, RETRY_TARGET_ACCEPTS
 from autoreparam.auto.run_on import RUN_ON_REACH, shortfall
 from autoreparam.diagnostics.health import MAX_R_HAT
 from autoreparam.mcmc.nuts import join
@@ -51,10 +51,6 @@ def retarget(run, phase: str, param, chains, target: float):
     return run.segments(phase, param, chains, retarget_codes(RETARGET), target=target)[0]
 
 
-def max_r_hat(run, draws) -> float:
-    return score("draws", run.coords, draws, 1.0, 0.0).max_r_hat
-
-
 def _agree(before: float, after: float) -> bool:
     """Never trade chains that agree (R-hat within health's 1.01) for chains that do not; between two
     that do not, a difference up to the pilot's 1.05 line is noise of this length. With one chain
@@ -79,6 +75,7 @@ def redraw_if_divergent(run, param, chains, draws, target, num_samples: int):
     replication of the random walk written with scan the retarget to 0.99 left a chain stuck, turning
     1 divergence at R-hat 1.03 into 410 at R-hat 1.54.
     """
+    before = None  # the kept draws' max R-hat (``run_on.shortfall``), read once per draws
     for retry in RETRY_TARGET_ACCEPTS:
         divergent = int(np.sum(draws.divergent))
         if divergent < REDRAWN_DIVERGENCES:
@@ -90,12 +87,13 @@ def redraw_if_divergent(run, param, chains, draws, target, num_samples: int):
         retargeted = retarget(run, "sampling", param, chains, retry)
         retargeted, redrawn, _ = run.segments("sampling", param, retargeted, sample_codes(num_samples), target=retry)
         redrawn = join([redrawn], num_samples)
-        before, after = max_r_hat(run, draws), max_r_hat(run, redrawn)
+        before = shortfall(run, draws)[1] if before is None else before
+        after = shortfall(run, redrawn)[1]
         if not (int(np.sum(redrawn.divergent)) < divergent and _agree(before, after)):
             run.notes.append(f"the redrawn draws were no better ({int(np.sum(redrawn.divergent))} divergent, R-hat "
                              f"{after:.3f}, against R-hat {before:.3f}), so the earlier draws were kept")
             break
-        chains, draws, target = retargeted, redrawn, retry
+        chains, draws, target, before = retargeted, redrawn, retry, after
     return chains, draws, target
 
 
@@ -125,6 +123,7 @@ def fixed_if_divergent(run, label: str, param, chains, draws, target, num_sample
     if np.median(lam) < 0.5:
         candidates.reverse()
     top, budget = RETRY_TARGET_ACCEPTS[-1], FIXED_COST * float(np.mean(draws.steps))
+    before = None  # the kept draws' (ESS over the line, max R-hat), read once, when a candidate is clean
 
     def stop(steps, divergences, _chains):
         if divergences:
@@ -146,20 +145,20 @@ def fixed_if_divergent(run, label: str, param, chains, draws, target, num_sample
                              "were abandoned")
             continue
         redrawn = join([redrawn], num_samples)
-        before, after = max_r_hat(run, draws), max_r_hat(run, redrawn)
-        if not (_agree(before, after) and _enough(run, draws, redrawn)):
+        before = shortfall(run, draws)[:2] if before is None else before
+        after = shortfall(run, redrawn)[:2]
+        if not (_agree(before[1], after[1]) and _enough(before[0], after[0])):
             run.notes.append(f"{divergent} of the draws' transitions still diverged: {name.upper()}'s draws had none, "
-                             f"but R-hat {after:.3f} against {before:.3f} or too few effective draws, so the "
+                             f"but R-hat {after[1]:.3f} against {before[1]:.3f} or too few effective draws, so the "
                              "earlier draws were kept")
             continue
         run.notes.append(f"{divergent} of the draws' transitions still diverged: the draws were drawn again in "
-                         f"{name.upper()} at acceptance {top} (none diverged, R-hat {after:.3f})")
+                         f"{name.upper()} at acceptance {top} (none diverged, R-hat {after[1]:.3f})")
         return name, candidate, trial, redrawn, top
     return label, param, chains, draws, target
 
 
-def _enough(run, draws, redrawn) -> bool:
-    """The redrawn draws' smallest ESS within reach of the health check's line by running on
-    (``run_on.RUN_ON_REACH``), or no lower than the earlier draws' own."""
-    before, after = shortfall(run, draws)[0], shortfall(run, redrawn)[0]
+def _enough(before: float, after: float) -> bool:
+    """The redrawn draws' smallest ESS (over the health check's line, ``run_on.shortfall``) within
+    reach of the line by running on (``run_on.RUN_ON_REACH``), or no lower than the earlier draws'."""
     return not after < min(RUN_ON_REACH, before)
