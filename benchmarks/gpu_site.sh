@@ -7,7 +7,7 @@
 PY=${PY:-python3}
 OUT=${OUT:-/tmp/gpu_out}
 mkdir -p "$OUT" /tmp/site
-"$PY" -c "import numpyro, sys; sys.exit(numpyro.__version__ != '0.22.0')" 2>/dev/null || \
+PYTHONPATH=/tmp/site "$PY" -c "import numpyro, sys; sys.exit(numpyro.__version__ != '0.22.0')" 2>/dev/null || \
   "$PY" -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/numpyro-*.whl
 for pair in blackjax:blackjax lark:lark equinox:equinox jaxtyping:jaxtyping wadler_lindig:wadler_lindig \
             optax:optax tqdm:tqdm absl:absl_py arviz:arviz xarray:xarray xarray_einstats:xarray_einstats \
