@@ -30,7 +30,7 @@ from autoreparam.progress import SamplingProgress
 from autoreparam.result import InferenceResult, compute_diagnostics
 from autoreparam.sampling import ORACLE_METRICS, sample_hmc, sample_nuts
 from autoreparam.validation import check_call, check_counts, check_target_accept, warn_if_unrolled
-from autoreparam.vi.fits import fit_parameterisations, require_finite
+from autoreparam.vi.fits import fit_or_retry, retry_note
 from autoreparam.vi.protocol import FAST, VIConfig, check_config
 from autoreparam.vi.vip import run_vip
 
@@ -76,8 +76,8 @@ def _variational_fits(method, coords, init, vi_config, form, seed, given=None, s
         return vip, vip.fits, (sum(t["compile_seconds"] for t in timings), sum(t["run_seconds"] for t in timings))
     targets = {"cp": Parameterisation.centred(plan), "ncp": Parameterisation.non_centred(plan), "given": given}
     wanted = {"cp": ["cp"], "ncp": ["ncp"], "ihmc": ["cp", "ncp"], "given": ["given"]}[method]
-    fits, timing = fit_parameterisations(coords, {k: targets[k] for k in wanted}, init, vi_config, seed=seed, label="VI")
-    require_finite(fits, vi_config, needed=wanted)
+    fits, timing = fit_or_retry(coords, {k: targets[k] for k in wanted}, init, vi_config, needed=wanted, seed=seed,
+                                   label="VI")
     return None, fits, (timing["compile_seconds"], timing["run_seconds"])
 
 
@@ -224,6 +224,7 @@ def infer(
             if method == "meta":
                 fits = {"meta": dataclasses.replace(fits["given"], label="meta")}
         spaces, decision = _spaces(method, fits, vi)
+        decision += retry_note(fits)
         if kernel == "nuts":
             chains = sample_nuts(coords, spaces[0], num_chains, nuts_config, seed, progress=bar,
                                  fitted_metric=not no_fit)

@@ -7,7 +7,7 @@ the best mean ELBO over its last steps (paper 002 Appendix C).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 import jax
@@ -68,6 +68,7 @@ class VIFit:
     window_mean: float  # the selection criterion: mean ELBO over the last steps
     trace: np.ndarray = field(repr=False)
     nonfinite_steps: int = 0
+    retried_from: tuple = ()  # the learning rates of a first try whose ELBO was not finite (`fit_or_retry`)
 
     @property
     def ok(self) -> bool:
@@ -88,18 +89,61 @@ def _index(tree, i):
     return jax.tree_util.tree_map(lambda x: x[i], tree)
 
 
-def require_finite(fits: dict, config, needed=None) -> None:
-    """An error naming the fits whose ELBO is not finite, when every fit failed or a ``needed`` one did:
-    their q (NaN, or far from anything) would be the sampler's start and scales."""
+def _fatal(fits: dict, needed) -> list[str]:
+    """The fits whose ELBO is not finite, when every fit failed or a ``needed`` one did; else none."""
     failed = [label for label, fit in fits.items() if not fit.ok]
     fatal = len(failed) == len(fits) if needed is None else any(label in failed for label in needed)
-    if not failed or not fatal:
+    return failed if fatal else []
+
+
+def require_finite(fits: dict, config, needed=None, tried=()) -> None:
+    """An error naming the fits whose ELBO is not finite, when every fit failed or a ``needed`` one did:
+    their q (NaN, or far from anything) would be the sampler's start and scales. ``tried``: learning
+    rates already tried too (`fit_or_retry`'s retry)."""
+    failed = _fatal(fits, needed)
+    if not failed:
         return
+    rates = " and then ".join(str(tuple(r)) for r in (*tried, tuple(config.learning_rates)))
     raise ModelError(
         f"the variational fit{'s' if len(failed) > 1 else ''} {', '.join(failed)} ended with a non-finite ELBO at "
-        f"learning rates {tuple(config.learning_rates)}: lower VIConfig.learning_rates (e.g. (0.01, 0.02)), or "
+        f"learning rates {rates}: lower VIConfig.learning_rates (e.g. (0.01, 0.02)), or "
         "check that the model's density is finite near its initial values"
     )
+
+
+# A retry's learning rates, against the first try's: a fit whose ELBO became non-finite mostly took a step
+# too long for a heavy-tailed or steep density (a funnel several levels deep).
+RETRY_RATE_FACTOR = 0.1
+
+
+def fit_or_retry(coords, targets: dict, init_values: dict, config, *, needed=None, **options):
+    """`fit_parameterisations`, then once more at a tenth of the learning rates for the fits whose ELBO
+    was not finite when that is fatal (`require_finite`): each retried fit replaces its first try if
+    finite. Raises `require_finite`'s error, naming both tries, when the retry does not mend it.
+    Returns ``(fits, timing)`` as `fit_parameterisations` does (timing summed over both tries).
+    A replaced fit records the first try's rates (``VIFit.retried_from``; `retry_note` says so)."""
+    fits, timing = fit_parameterisations(coords, targets, init_values, config, **options)
+    failed = _fatal(fits, needed)
+    if not failed:
+        return fits, timing
+    slower = replace(config, learning_rates=tuple(r * RETRY_RATE_FACTOR for r in config.learning_rates))
+    again, more = fit_parameterisations(coords, {k: targets[k] for k in failed}, init_values, slower, **options)
+    first = tuple(config.learning_rates)
+    fits = {**fits, **{k: replace(again[k], retried_from=first) for k in failed if again[k].ok}}
+    timing = {**timing, **{k: timing[k] + more[k] for k in ("compile_seconds", "run_seconds", "runs")}}
+    require_finite(fits, slower, needed, tried=(first,))
+    return fits, timing
+
+
+def retry_note(fits: dict) -> str:
+    """A sentence for ``result.decision`` on the fits `fit_or_retry` fitted again (empty if none)."""
+    retried = [fit for fit in fits.values() if fit.retried_from]
+    if not retried:
+        return ""
+    names = ", ".join(fit.label for fit in retried)
+    return (f" The variational fit{'s' if len(retried) > 1 else ''} {names} ended with a non-finite ELBO at learning "
+            f"rates {retried[0].retried_from} and {'were' if len(retried) > 1 else 'was'} fitted again at a tenth of "
+            f"them (kept: {', '.join(f'{fit.learning_rate:g}' for fit in retried)}).")
 
 
 def fit_parameterisations(

@@ -20,7 +20,7 @@ from autoreparam.initial import check_init_strategy, initial_values
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import ReparamPlan, select_sites
 from autoreparam.reparam.sites import analyse_model
-from autoreparam.vi.fits import Learned, VIFit, fit_parameterisations, require_finite
+from autoreparam.vi.fits import Learned, VIFit, fit_or_retry, fit_parameterisations
 from autoreparam.validation import check_call, warn_if_unrolled
 from autoreparam.vi.protocol import VIConfig, check_config
 
@@ -104,10 +104,9 @@ def run_vip(
         "ncp": Parameterisation.non_centred(plan),
         "vip": Learned(tuple(config.vip_starts if starts is None else starts)),
     }
-    fits, timing = fit_parameterisations(
-        coords, targets, init_values, config, tied=form == "tied", seed=seed, label="VIP + CP + NCP"
-    )
-    require_finite(fits, config)  # one finite fit is enough: recommend() falls back to it
+    # One finite fit is enough (recommend() falls back to it); only when all fail are they fitted again.
+    fits, timing = fit_or_retry(coords, targets, init_values, config, tied=form == "tied", seed=seed,
+                                   label="VIP + CP + NCP")
     timings = {"vip": timing}
     if discrete and fits["vip"].ok:
         rounded = fits["vip"].parameterisation.rounded()
