@@ -171,3 +171,53 @@ def test_several_fuzz_folders_are_read_as_one_and_refused_when_they_overlap_or_m
         "runs": {}, "pairs": {}})
     with pytest.raises(ArgumentError, match="invariance checks of the runs cp,ncp,random,auto and .* of cp,ncp,random"):
         write_reliability_report(tmp_path / "no_sbc", [second.root, tmp_path / "e"], tmp_path / "out5", power_sims=5)
+
+
+def _invariance_record(program, failed, settings=None):
+    return {"kind": "invariance", "program": program, "family": "funnel", "status": "ok", "failed": failed,
+            "trustworthy": True, "pairs": {}, "runs": {},
+            "settings": settings or {"num_chains": 4, "num_warmup": 500, "num_samples": 1000, "vi": "fast",
+                                     "target_accept": None}}
+
+
+def test_a_rerun_check_replaces_its_numbers_and_the_others_are_carried_one_by_one(tmp_path):
+    """`--carry-fuzz`: the identity check's numbers come from the committed summary, the invariance
+    check's from the fresh records, and the document says which is which."""
+    (tmp_path / "old_identity" / "cells").mkdir(parents=True)
+    (tmp_path / "old_identity" / "commands.txt").write_text(
+        "2026-11-01T00:00Z abc1234 autoreparam fuzz --out OLD_IDENTITY --n 2 --mcmc-n 0\n")
+    identity = ResultStore(tmp_path / "old_identity")
+    identity.save("identity__0__000000", {"kind": "identity", "results": [
+        {"status": "ok", "program": 0, "family": "funnel", "failed": ["identity"], "max_relative_error": {"identity": 0.1}}]})
+    old_invariance = ResultStore(tmp_path / "old_invariance")
+    old_invariance.save("invariance__0__000001", _invariance_record(1, True))
+    old_invariance.save("invariance__0__000002", _invariance_record(2, True))
+    out = tmp_path / "out"
+    folders = [str(tmp_path / "old_identity"), str(tmp_path / "old_invariance")]
+    write_reliability_report(tmp_path / "no_sbc", ",".join(folders), out, power_sims=5)
+    # Rerun: the invariance check alone, at new code, in a new folder; the identity records are gone.
+    fresh = ResultStore(tmp_path / "fresh")
+    for program in (1, 2, 3):
+        fresh.save(f"invariance__0__{program:06d}", _invariance_record(program, program == 3))
+    text = write_reliability_report(tmp_path / "no_sbc", tmp_path / "fresh", out, power_sims=5,
+                                    carry_fuzz=[folders[0]]).read_text()
+    summary = json.loads((out / SUMMARY).read_text())
+    assert summary["fuzz"]["counts"]["identity"]["failed"] == 1  # carried
+    assert summary["fuzz"]["counts"]["invariance"]["programs"] == 3  # fresh, not the old 2
+    assert summary["fuzz"]["counts"]["invariance"]["failed"] == 1
+    assert summary["fuzz"]["max_relative_error"] == {"identity": 0.1}
+    assert [f["invariant"] for f in summary["fuzz"]["failures"]] == ["identity", "invariance"]
+    assert summary["carried_over"] == ["fuzz:identity"]
+    assert "The fuzzing check identity below is carried over from" in text
+    assert f"--fuzz {tmp_path / 'fresh'} --carry-fuzz {folders[0]} --out ." in text
+    assert "--out OLD_IDENTITY" not in text  # the command names another folder than the carried one
+    assert render_reliability_from_summary(out).read_text() == text
+    # Folders the summary did not read, or a rerun holding every check, are refused with the reason.
+    with pytest.raises(ArgumentError, match="was not read from that folder"):
+        write_reliability_report(tmp_path / "no_sbc", tmp_path / "fresh", out, carry_fuzz=[str(tmp_path / "elsewhere")])
+    other = ResultStore(tmp_path / "other_settings")
+    other.save("invariance__0__000001", _invariance_record(1, False, {"num_chains": 2, "num_warmup": 500,
+                                                                      "num_samples": 1000, "vi": "fast",
+                                                                      "target_accept": None}))
+    with pytest.raises(ArgumentError, match="carried checks ran with .* the fresh ones with"):
+        write_reliability_report(tmp_path / "no_sbc", tmp_path / "other_settings", out, carry_fuzz=[folders[0]])

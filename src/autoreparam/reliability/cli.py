@@ -154,6 +154,10 @@ def add_report_parser(sub):
                    help="the fuzzing results: one folder, or several comma-separated (passes run into folders of their "
                         "own), read as one; a check found in two, or runs with different settings, are refused")
     p.add_argument("--out", default=".", help="folder of RELIABILITY.md (figures go to <out>/figures/reliability)")
+    p.add_argument("--carry-fuzz", default="",
+                   help="comma-separated folders the committed summary read fuzzing checks from: the checks the --fuzz "
+                        "records lack are carried over from it one by one, with their commands (a rerun of one check "
+                        "in a checkout without the others' records)")
     p.add_argument("--summary-only", action="store_true",
                    help="render RELIABILITY.md again from <out>/benchmarks/results/reliability_summary.json and "
                         "<out>/docs/reliability_findings.md alone (no records needed; e.g. after editing the notes)")
@@ -166,5 +170,6 @@ def run_report_command(args) -> int:
     if args.summary_only:
         print(f"wrote {render_reliability_from_summary(args.out)}")
     else:
-        print(f"wrote {write_reliability_report(args.sbc, args.fuzz, args.out)}")
+        carry = [folder for folder in args.carry_fuzz.split(",") if folder]
+        print(f"wrote {write_reliability_report(args.sbc, args.fuzz, args.out, carry_fuzz=carry)}")
     return 0

@@ -15,6 +15,7 @@ import numpy as np
 
 from autoreparam.benchmark.store import ResultStore, _jsonable
 from autoreparam.errors import ArgumentError
+from autoreparam.reliability.carry import carry_fuzz_checks
 from autoreparam.reliability.figures import rank_histograms
 from autoreparam.reliability.fuzz import MCMC_SETTINGS
 from autoreparam.reliability.fuzz_tables import fmt_p, fuzz_lines, fuzz_section, in_order
@@ -176,25 +177,27 @@ def _read_summary(path: Path) -> dict:
         raise ArgumentError(f"{path} is not valid JSON ({e}); restore it from git or rerun the commands it names")
 
 
-def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims: int = 200) -> Path:
+def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims: int = 200, carry_fuzz=()) -> Path:
     """Summarise the sbc and fuzz folders into ``<out>/benchmarks/results/reliability_summary.json`` and
     render RELIABILITY.md from that summary and the notes. ``fuzz_dir`` may name several folders
     (comma-separated, or a list), read as one (`stores.read_fuzz_records`).
 
     A section whose folder holds no records is carried over from the summary already at ``out`` (its
     numbers, commands, settings and runtime), and the document says so: the per-replication records
-    are not committed, so a checkout that reruns one part keeps the other."""
+    are not committed, so a checkout that reruns one part keeps the other. ``carry_fuzz``: folders the
+    summary at ``out`` read fuzzing checks from; those checks the fresh fuzz records lack are carried
+    over one by one (`carry.carry_fuzz_checks`)."""
     out = Path(out)
     fuzz = read_fuzz_records(fuzz_dir)
     sbc_records, fuzz_records = ResultStore(sbc_dir).records(), fuzz.records
     # Read only when a section is carried over: a full rebuild must not depend on the old file.
-    previous = _read_summary(out / SUMMARY) if not (sbc_records and fuzz_records) else {}
+    previous = _read_summary(out / SUMMARY) if not (sbc_records and fuzz_records) or carry_fuzz else {}
     if not sbc_records and not fuzz_records:
         raise ArgumentError(f"no results in {sbc_dir} or {','.join(fuzz.folders)}: run `autoreparam sbc` or `autoreparam fuzz` "
                             "first, or pass their --out folders as --sbc and --fuzz")
     out.mkdir(parents=True, exist_ok=True)
     old_runtime, old_commands = previous.get("runtime", {}), previous.get("commands", {})
-    carried = []
+    carried, carried_folders = [], []
     if sbc_records:
         settings = sbc_records[0]["settings"]
         sbc_json = sbc_section(sbc_records, out / FIGURES, power_sims)
@@ -213,12 +216,19 @@ def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims:
         fuzz_settings = fuzz.settings or asdict(MCMC_SETTINGS)
         fuzz_json, fuzz_commands, fuzz_wall = fuzz_section(fuzz_records), fuzz.commands, fuzz.wall_seconds
         folders = fuzz.folders
+        if carry_fuzz:
+            fuzz_json, checks, old, carried_folders = carry_fuzz_checks(previous, fuzz_json, list(carry_fuzz),
+                                                                        json.loads(json.dumps(fuzz_settings)))
+            carried += [f"fuzz:{check}" for check in checks]
+            fuzz_commands, folders = old + fuzz_commands, carried_folders + folders
     elif previous.get("fuzz"):
         carried.append("fuzz")
         fuzz_settings = previous.get("fuzz_settings", asdict(MCMC_SETTINGS))
         fuzz_json, fuzz_commands = previous["fuzz"], old_commands.get("fuzz", [])
         fuzz_wall = old_runtime.get("fuzz_wall_seconds", 0.0)
         folders = previous.get("fuzz_folders", [DEFAULT_FUZZ])
+        carried_folders = previous.get("fuzz_carried_folders", [])
+        carried += [c for c in previous.get("carried_over", []) if c.startswith("fuzz:")]
     else:
         fuzz_settings, fuzz_json, fuzz_commands, fuzz_wall = asdict(MCMC_SETTINGS), {}, [], 0.0
         folders = fuzz.folders
@@ -226,13 +236,13 @@ def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims:
                "sbc": sbc_json, "fuzz": fuzz_json, "runtime": {**sbc_runtime, "fuzz_wall_seconds": fuzz_wall},
                "commands": {"sbc": sbc_commands, "fuzz": fuzz_commands}, "carried_over": carried,
                "sbc_folder": str(sbc_dir) if sbc_records else previous.get("sbc_folder", DEFAULT_SBC),
-               "fuzz_folders": folders}
+               "fuzz_folders": folders, "fuzz_carried_folders": carried_folders}
     # What the file will hold (keys sorted as there), so this rendering and a later one from the file agree.
     summary = json.loads(json.dumps(_jsonable(summary), sort_keys=True))
     _write_document(out, summary, notes)
     (out / SUMMARY).parent.mkdir(parents=True, exist_ok=True)
     (out / SUMMARY).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
-    for section in carried:
+    for section in (c for c in carried if c in CARRIED):  # fuzzing checks carried one by one were asked for
         warnings.warn(f"no records in {sbc_dir if section == 'sbc' else ','.join(fuzz.folders)}: the {CARRIED[section]} is carried "
                       f"over from {out / SUMMARY} as it stood", UserWarning, stacklevel=2)
     return out / "RELIABILITY.md"
@@ -266,7 +276,7 @@ def render_reliability(summary: dict, notes: str = "") -> str:
                                fuzz_lines(fuzz_json) if fuzz_json else [], fuzz_json, summary["runtime"],
                                summary["commands"], notes, summary["fuzz_settings"],
                                summary.get("carried_over", []), summary.get("sbc_folder", DEFAULT_SBC),
-                               summary.get("fuzz_folders", [DEFAULT_FUZZ]))) + "\n"
+                               summary.get("fuzz_folders", [DEFAULT_FUZZ]), summary.get("fuzz_carried_folders", []))) + "\n"
 
 
 MACHINE = ("a 2-core CPU (x86-64, no GPU), shared with other jobs while these runs ran; the commands run by "
@@ -328,13 +338,17 @@ def _runs(settings: dict) -> str:
 
 
 def _document(settings, sbc_text, sbc_json, fuzz_text, fuzz_json, runtime, commands, notes,
-              fuzz_settings, carried=(), sbc_folder=None, fuzz_folders=()) -> list[str]:
+              fuzz_settings, carried=(), sbc_folder=None, fuzz_folders=(), carried_folders=()) -> list[str]:
     s = settings
     ran = commands["sbc"] + commands["fuzz"]
+    fresh = [f for f in fuzz_folders or [DEFAULT_FUZZ] if f not in carried_folders]
+    checks = [c.split(":", 1)[1] for c in carried if c.startswith("fuzz:")]
+    sections = [c for c in carried if c in CARRIED]
     head = [
         "# Reliability: simulation-based calibration and fuzzing with generated models", "",
         f"Generated by `autoreparam reliability --sbc {sbc_folder or DEFAULT_SBC} "
-        f"--fuzz {','.join(fuzz_folders or [DEFAULT_FUZZ])} --out .` from the results of "
+        f"--fuzz {','.join(fresh)}"
+        + (f" --carry-fuzz {','.join(carried_folders)}" if carried_folders else "") + " --out .` from the results of "
         "these commands (UTC start, code commit, command line; recorded by the commands themselves in "
         "`results/*/commands.txt`):", "",
         "```", *(ran or ["(no command recorded)"]), "```", "",
@@ -344,11 +358,16 @@ def _document(settings, sbc_text, sbc_json, fuzz_text, fuzz_json, runtime, comma
         f"`{SUMMARY}`, and `autoreparam reliability --summary-only` renders this file again from it and the notes "
         f"(`{NOTES}`).", "",
     ]
-    if carried:
-        head += [f"The {' and the '.join(CARRIED[c] for c in carried)} below {'is' if len(carried) == 1 else 'are'} "
-                 f"carried over from `{SUMMARY}` as it stood: {'its' if len(carried) == 1 else 'their'} "
+    if sections:
+        head += [f"The {' and the '.join(CARRIED[c] for c in sections)} below {'is' if len(sections) == 1 else 'are'} "
+                 f"carried over from `{SUMMARY}` as it stood: {'its' if len(sections) == 1 else 'their'} "
                  "per-check records were not in the checkout that wrote this file, so the numbers (and the commands "
                  "above that made them) are the earlier run's, not re-computed.", ""]
+    if checks:
+        head += [f"The fuzzing check{'s' if len(checks) > 1 else ''} {', '.join(checks)} below {'are' if len(checks) > 1 else 'is'} "
+                 f"carried over from `{SUMMARY}` as it stood (`--carry-fuzz`; read from {', '.join(carried_folders)}): "
+                 "the numbers and the commands above that made them are the earlier runs', not re-computed; the "
+                 f"other fuzzing checks are computed afresh from {', '.join(fresh)}.", ""]
     head += _glance(sbc_json, fuzz_json)
     head += [
         "", "## 1. Simulation-based calibration", "",
@@ -391,7 +410,8 @@ def _document(settings, sbc_text, sbc_json, fuzz_text, fuzz_json, runtime, comma
              f"SBC: {runtime['sbc_wall_seconds'] / 3600:.2f} h wall (summed over its commands, with the workers they name, "
              "on the machines they name), "
              f"{runtime['sbc_run_seconds'] / 3600:.2f} h of `infer` calls summed over workers. "
-             f"Fuzzing: {runtime['fuzz_wall_seconds'] / 3600:.2f} h wall (summed over its commands), alongside the SBC."]
+             f"Fuzzing: {runtime['fuzz_wall_seconds'] / 3600:.2f} h wall (summed over its commands"
+             + ("; the carried checks' runs not counted" if checks else "") + "), alongside the SBC."]
     if notes:
         body += ["", notes.strip()]
     return body
