@@ -462,7 +462,43 @@ def test_draws_still_divergent_at_the_top_of_the_ladder_are_drawn_in_cp_or_ncp(m
     else:
         assert chains == f"{chosen} drawn" and not kept.divergent.any() and target == 0.99
         assert run.notes[-1].endswith(f"drawn again in {chosen.upper()} at acceptance 0.99 (none diverged, R-hat "
-                                      "1.000)")
+                                      "1.000, 100% of the effective draws asked)")
+
+
+@pytest.mark.parametrize("reaches, r_hats, order, chosen", [
+    ((0.6, 0.3, 1.2), (1.0, 1.0, 1.0), ["cp", "ncp"], "ncp"),  # CP (nearer) as short, NCP passes: program 485
+    ((0.6, 1.5), (1.0, 1.0), ["cp"], "cp"),
+    ((0.6, 0.9, 0.8), (1.0, 1.0, 1.0), ["cp", "ncp"], "rule"),  # neither passes: the earlier draws stay
+    ((1.3, 1.4, 1.4), (1.02, 1.02, 1.03), ["cp", "ncp"], "rule"),  # only R-hat short, and both candidates' too
+])
+def test_clean_draws_still_short_after_the_run_on_are_drawn_in_cp_or_ncp_if_those_pass(monkeypatch, reaches, r_hats,
+                                                                                         order, chosen):
+    from autoreparam.auto.redraw import fixed_if_short
+    from autoreparam.reparam.parameterisation import Parameterisation
+
+    run, draws, tried, plan, calls = _stub_fixed_fallback(monkeypatch, (), r_hats=r_hats, reaches=reaches)
+    rule = Parameterisation.tied(plan, 0.55)
+    label, param, chains, kept, target = fixed_if_short(run, "rule", rule, "rule chains", draws(0), None, 1000,
+                                                        {"rule"}, reaches[0], r_hats[0])
+    assert tried == order and label == chosen and target is None
+    for name in order:  # re-adapted and drawn at the acceptance the draws ran at (here the default)
+        assert ("sampling", name, "rule chains", 150, True, None, True) in calls
+    if chosen == "rule":
+        assert param is rule and chains == "rule chains" and "earlier draws were kept" in run.notes[-1]
+    else:
+        assert chains == f"{chosen} drawn" and run.notes[-1].startswith("the draws had 60% of the effective draws")
+
+
+def test_the_short_fallback_leaves_draws_that_pass_or_diverge(monkeypatch):
+    from autoreparam.auto.redraw import fixed_if_short
+    from autoreparam.reparam.parameterisation import Parameterisation
+
+    run, draws, tried, plan, _ = _stub_fixed_fallback(monkeypatch, ())
+    rule = Parameterisation.tied(plan, 0.55)
+    assert fixed_if_short(run, "rule", rule, "c", draws(0), None, 1000, {"rule"}, 1.0, 1.01)[0] == "rule"
+    assert fixed_if_short(run, "rule", rule, "c", draws(2), None, 1000, {"rule"}, 0.6, 1.0)[0] == "rule"
+    assert fixed_if_short(run, "rule", rule, "c", draws(0), None, 1000, {"rule", "cp", "ncp"}, 0.6, 1.0)[0] == "rule"
+    assert tried == [] and run.notes == []
 
 
 def test_the_fixed_fallback_skips_candidates_already_tried_and_clean_draws(monkeypatch):

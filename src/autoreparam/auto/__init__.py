@@ -24,7 +24,8 @@ usable pilots wins (``PilotScore.usable``: a short pilot's R-hat is too noisy to
 is abandoned as soon as its gradients per transition prove it cannot beat a usable pilot (``E_MAX``).
 Draws with any divergence are drawn again at a higher acceptance, and then, if they still diverge,
 in CP or NCP, and kept if they are better (``auto.redraw``); clean draws a little short of the
-health check's ESS or R-hat run on for as many again, every second kept (``auto.run_on``). A
+health check's ESS or R-hat run on for as many again, every second kept (``auto.run_on``), and if
+still short are drawn in CP or NCP, kept only if those pass the health check (``auto.redraw``). A
 warm-up whose step size shows its chains frozen starts again, once, from draws of a light
 non-centred variational fit (``auto.rescue``). Every executable is shared: one
 NUTS segment program and the rule's program, compiled once per model and data shape
@@ -40,10 +41,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from autoreparam.auto.pilot import RETRY_TARGET_ACCEPTS, PilotScore, score
-from autoreparam.auto.redraw import READAPT, differs, fixed_if_divergent, redraw_if_divergent, retarget
+from autoreparam.auto.redraw import (READAPT, differs, fixed_if_divergent, fixed_if_short, redraw_if_divergent,
+                                     retarget)
 from autoreparam.auto.rescue import FROZEN_STEP, fitted_start, froze
 from autoreparam.auto.rule_lambda import RuleLambda
-from autoreparam.auto.run_on import run_on_if_short
+from autoreparam.auto.run_on import over_line, run_on_if_short
 from autoreparam.auto.start import RESOLVABLE, climb_to_resolvable, unresolvable
 from autoreparam.coordinates import Coordinates
 from autoreparam.diagnostics.standard import StandardDiagnostics
@@ -259,6 +261,12 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
     label, param, chains, draws, target = fixed_if_divergent(run, label, param, chains, draws, target,
                                                              config.num_samples, {s.label for s in scores})
     chains, draws, standard = run_on_if_short(run, param, chains, draws, target, config.num_samples)
+    if standard is not None:
+        kept = label
+        label, param, chains, draws, target = fixed_if_short(
+            run, label, param, chains, draws, target, config.num_samples, {s.label for s in scores},
+            over_line(standard, draws.draws.shape[0]), standard.max_r_hat)
+        standard = standard if label == kept else None  # other draws: their diagnostics are computed afresh
     seconds = {"compile": run.timing["compile"], "warmup": run.timing["warmup"], "sampling": run.timing["sampling"]}
     result = chain_result(warm, draws, chains, seconds)
     reason = _reason(label, param, scores, run.notes)

@@ -115,15 +115,57 @@ def fixed_if_divergent(run, label: str, param, chains, draws, target, num_sample
     diverged in 16 to 55 of 4,000 non-centred transitions and in 209 to 803 centred ones
     (benchmarks/results/wall_clock_c35eb85/).
     """
+    if int(np.sum(draws.divergent)) < REDRAWN_DIVERGENCES:
+        return label, param, chains, draws, target
+    divergent = int(np.sum(draws.divergent))
+
+    def better(before, after):
+        return _agree(before[1], after[1]) and _enough(before[0], after[0])
+
+    return _in_cp_or_ncp(run, label, param, chains, draws, target, num_samples, tried, RETRY_TARGET_ACCEPTS[-1],
+                         f"{divergent} of the draws' transitions still diverged", better)
+
+
+def fixed_if_short(run, label: str, param, chains, draws, target, num_samples: int, tried, reach: float,
+                   r_hat: float):
+    """Clean draws still short of the health check's ESS or R-hat after the run-on (``run_on``): draw
+    them in CP and NCP in turn, as ``fixed_if_divergent`` does, at the acceptance the draws ran at; the
+    first whose draws pass the health check's ESS and R-hat lines with no divergence replaces them (a
+    candidate only as short is no reason to move). ``reach``, ``r_hat``: the kept draws' shortfall
+    (``run_on.shortfall``). Returns ``(label, param, chains, draws, target)``.
+
+    In the invariance fuzzing at facc8e7 (programs 1 to 547), `auto` was flagged on program 485 (a
+    Student-t hierarchy) in the rule's lambda (median 0.55) with no divergence and a tail ESS of 59% of
+    the line after the run-on, while NCP's run of the same program was trusted: its pilots had mixed,
+    so CP and NCP had not been tried.
+    """
+    if np.any(draws.divergent) or not np.isfinite(reach) or (reach >= 1.0 and not r_hat > MAX_R_HAT):
+        return label, param, chains, draws, target
+
+    def healthy(_before, after):
+        return after[0] >= 1.0 and not after[1] > MAX_R_HAT
+
+    return _in_cp_or_ncp(run, label, param, chains, draws, target, num_samples, tried, target,
+                         f"the draws had {100 * reach:.0f}% of the effective draws the health check asks at R-hat "
+                         f"{r_hat:.3f}", healthy)
+
+
+def _in_cp_or_ncp(run, label, param, chains, draws, target, num_samples, tried, acceptance, why_try: str, keep):
+    """CP and NCP in turn (the nearer to the kept lambda first, none whose pilot lost or that is the
+    kept one), each from the current chains re-adapted for ``READAPT`` transitions towards
+    ``acceptance`` (None: the default), abandoned at its first divergent draw or once its transitions
+    cost more than ``FIXED_COST`` times the kept draws'. The first whose ``(ESS over the line, R-hat)``
+    ``keep(before, after)`` accepts replaces the draws: ``(label, param, chains, draws, target)``."""
     plan = run.coords.plan
-    if int(np.sum(draws.divergent)) < REDRAWN_DIVERGENCES or not plan.sites:
+    if not plan.sites:
         return label, param, chains, draws, target
     lam = np.concatenate([np.ravel(v) for v in param.lam.values()])
     candidates = [("cp", Parameterisation.centred(plan)), ("ncp", Parameterisation.non_centred(plan))]
     if np.median(lam) < 0.5:
         candidates.reverse()
-    top, budget = RETRY_TARGET_ACCEPTS[-1], FIXED_COST * float(np.mean(draws.steps))
+    budget = FIXED_COST * float(np.mean(draws.steps))
     before = None  # the kept draws' (ESS over the line, max R-hat), read once, when a candidate is clean
+    at = "" if acceptance is None else f" at acceptance {acceptance}"
 
     def stop(steps, divergences, _chains):
         if divergences:
@@ -133,28 +175,26 @@ def fixed_if_divergent(run, label: str, param, chains, draws, target, num_sample
     for name, candidate in candidates:
         if name == label or name in tried or not differs(candidate, param):
             continue
-        divergent = int(np.sum(draws.divergent))
         trial = run.sampler.restart_adaptation(chains, np.ones(run.coords.dim))
-        trial = run.segments("sampling", candidate, trial, warmup_codes(READAPT), source=param, target=top,
+        trial = run.segments("sampling", candidate, trial, warmup_codes(READAPT), source=param, target=acceptance,
                              fresh_metric=True)[0]
-        trial, redrawn, why = run.segments("sampling", candidate, trial, sample_codes(num_samples), target=top,
+        trial, redrawn, why = run.segments("sampling", candidate, trial, sample_codes(num_samples), target=acceptance,
                                            stop=stop)
         if why is not None:
-            run.notes.append(f"{divergent} of the draws' transitions still diverged: {name.upper()}'s draws, tried "
-                             f"next at acceptance {top}, {why} within {redrawn.steps.shape[1]} transitions and "
-                             "were abandoned")
+            run.notes.append(f"{why_try}: {name.upper()}'s draws, tried next{at}, {why} within "
+                             f"{redrawn.steps.shape[1]} transitions and were abandoned")
             continue
         redrawn = join([redrawn], num_samples)
         before = shortfall(run, draws)[:2] if before is None else before
         after = shortfall(run, redrawn)[:2]
-        if not (_agree(before[1], after[1]) and _enough(before[0], after[0])):
-            run.notes.append(f"{divergent} of the draws' transitions still diverged: {name.upper()}'s draws had none, "
-                             f"but R-hat {after[1]:.3f} against {before[1]:.3f} or too few effective draws, so the "
-                             "earlier draws were kept")
+        if not keep(before, after):
+            run.notes.append(f"{why_try}: {name.upper()}'s draws{at} had no divergence, but R-hat {after[1]:.3f} "
+                             f"and {100 * after[0]:.0f}% of the effective draws asked (against {before[1]:.3f} and "
+                             f"{100 * before[0]:.0f}%), so the earlier draws were kept")
             continue
-        run.notes.append(f"{divergent} of the draws' transitions still diverged: the draws were drawn again in "
-                         f"{name.upper()} at acceptance {top} (none diverged, R-hat {after[1]:.3f})")
-        return name, candidate, trial, redrawn, top
+        run.notes.append(f"{why_try}: the draws were drawn again in {name.upper()}{at} (none diverged, R-hat "
+                         f"{after[1]:.3f}, {100 * after[0]:.0f}% of the effective draws asked)")
+        return name, candidate, trial, redrawn, acceptance
     return label, param, chains, draws, target
 
 

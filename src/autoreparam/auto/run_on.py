@@ -41,8 +41,12 @@ def shortfall(run, draws: SegmentDraws) -> tuple[float, float, StandardDiagnosti
     benchmarks/results/diagnostics_speed.json)."""
     views = diagnostic_views(run.coords.split_original(draws.draws), run.coords.without_density)
     standard = standard_diagnostics(views.standard)
-    ess = min(standard.min_ess_bulk, standard.min_ess_tail)
-    return ess / (MIN_ESS_PER_CHAIN * draws.draws.shape[0]), standard.max_r_hat, standard
+    return over_line(standard, draws.draws.shape[0]), standard.max_r_hat, standard
+
+
+def over_line(standard: StandardDiagnostics, num_chains: int) -> float:
+    """The smallest bulk or tail ESS over the health check's line (1: just enough)."""
+    return min(standard.min_ess_bulk, standard.min_ess_tail) / (MIN_ESS_PER_CHAIN * num_chains)
 
 
 def every_second(draws: SegmentDraws) -> SegmentDraws:
