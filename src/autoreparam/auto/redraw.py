@@ -115,9 +115,9 @@ def fixed_if_divergent(run, label: str, param, chains, draws, target, num_sample
     diverged in 16 to 55 of 4,000 non-centred transitions and in 209 to 803 centred ones
     (benchmarks/results/wall_clock_c35eb85/).
     """
-    if int(np.sum(draws.divergent)) < REDRAWN_DIVERGENCES:
-        return label, param, chains, draws, target
     divergent = int(np.sum(draws.divergent))
+    if divergent < REDRAWN_DIVERGENCES:
+        return label, param, chains, draws, target
 
     def better(before, after):
         return _agree(before[1], after[1]) and _enough(before[0], after[0])
