@@ -596,6 +596,7 @@ def test_a_run_on_that_is_no_better_is_not_kept(monkeypatch):
         assert "so the earlier draws were kept" in run.notes[-1]
 
 
+@pytest.mark.slow  # 28 s of the suite; the run-on's logic is tested on stubs above
 def test_generated_program_592_runs_on_to_a_trusted_result():
     """A 38-step random walk (time_series family): the rule's draws were clean, with bulk ESS 376 for
     the step scale and R-hat 1.013, so the result was flagged while NCP's run was trusted."""
