@@ -352,8 +352,9 @@ def test_fig8_maps_prior_and_posterior_into_each_parameterisation(tmp_path):
     assert "features [7, 30]" in note and "(120 draws)" in note  # 3 methods x 4 chains x 10 draws
 
 
+@pytest.mark.slow  # 60 to 96 s of a suite over its 15-minute budget; the report's parts are tested above on stores
 def test_tiny_protocol_end_to_end(tmp_path):
-    """CI smoke test of the bench: the real tiny protocol (about a minute on two CPU cores), then the report."""
+    """Smoke test of the bench: the real tiny protocol (one to two minutes on two CPU cores), then the report."""
     _needs_data()
     from autoreparam.benchmark.protocol import get_protocol
     from autoreparam.benchmark.runner import run_benchmark

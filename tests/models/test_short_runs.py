@@ -30,7 +30,7 @@ CASES = [
     pytest.param("neals_funnel", marks=SLOW),  # the funnel's geometry is in CI through funnel_with_observation
     "funnel_with_observation",
     "gaussian_section3",
-    "electric",
+    pytest.param("electric", marks=SLOW),  # 16 s; crossed effects stay in CI through the zoo's other tests
     "radon_mn",
     pytest.param("radon_az", marks=SLOW),  # radon MN's model on other data
     pytest.param("radon_in", marks=SLOW),
