@@ -10,6 +10,8 @@ that "a deep PPL can often run multiple such optimizations in parallel at minima
 
 from __future__ import annotations
 
+import dataclasses
+
 from typing import NamedTuple
 
 import jax
@@ -152,12 +154,16 @@ def run_fits(coords: Coordinates, runs: Runs, config: VIConfig, tied: bool, seed
     """Fit every run of ``runs`` in one compiled program and return per-run results."""
     num_runs = int(runs.learn.shape[0])
     keys = jax.random.split(jax.random.PRNGKey(seed), num_runs)
-    key = ("vi_fit", coords.program_key, config, tied)
+    # The learning rates are runtime arguments (``runs.learning_rate``): one program serves any rates of
+    # the same count, so `fits.fit_or_retry`'s retry at a tenth of them compiles nothing new.
+    program_config = dataclasses.replace(config, learning_rates=(1.0,) * len(config.learning_rates))
+    key = ("vi_fit", coords.program_key, program_config, tied)
     with progress_reporter(config.num_steps, label, enabled=config.progress) as report:
         _CURRENT_REPORT["report"] = report
         try:
             out, compile_seconds, run_seconds = PROGRAMS(
-                key, lambda: build_fit_program(coords, config, tied, config.progress or None), (coords.data, runs, keys)
+                key, lambda: build_fit_program(coords, program_config, tied, config.progress or None),
+                (coords.data, runs, keys)
             )
         finally:
             _CURRENT_REPORT["report"] = None
