@@ -77,7 +77,7 @@ def _variational_fits(method, coords, init, vi_config, form, seed, given=None, s
     targets = {"cp": Parameterisation.centred(plan), "ncp": Parameterisation.non_centred(plan), "given": given}
     wanted = {"cp": ["cp"], "ncp": ["ncp"], "ihmc": ["cp", "ncp"], "given": ["given"]}[method]
     fits, timing = fit_or_retry(coords, {k: targets[k] for k in wanted}, init, vi_config, needed=wanted, seed=seed,
-                                   label="VI")
+                                label="VI")
     return None, fits, (timing["compile_seconds"], timing["run_seconds"])
 
 

@@ -106,7 +106,7 @@ def run_vip(
     }
     # One finite fit is enough (recommend() falls back to it); only when all fail are they fitted again.
     fits, timing = fit_or_retry(coords, targets, init_values, config, tied=form == "tied", seed=seed,
-                                   label="VIP + CP + NCP")
+                                label="VIP + CP + NCP")
     timings = {"vip": timing}
     if discrete and fits["vip"].ok:
         rounded = fits["vip"].parameterisation.rounded()
