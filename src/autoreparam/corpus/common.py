@@ -55,6 +55,11 @@ def text_num(value: float) -> str:
     return repr(value) if value != int(value) or abs(value) >= 1e16 else str(int(value))
 
 
+def signed_text_num(value: float) -> str:
+    """`text_num` with a leading minus for negative values (the language's literals are unsigned)."""
+    return ("-" if value < 0 else "") + text_num(abs(value))
+
+
 def log_uniform(rng: np.random.Generator, low: float, high: float) -> float:
     return float(10.0 ** rng.uniform(np.log10(low), np.log10(high)))
 

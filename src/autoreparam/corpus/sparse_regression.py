@@ -18,6 +18,7 @@ from autoreparam.corpus.common import (
     draw_in_stratum,
     draw_units,
     num,
+    signed_text_num,
     target_informativeness,
     text_num,
 )
@@ -25,10 +26,6 @@ from autoreparam.corpus.common import (
 FAMILY = "sparse_regression"
 TRAIN_ROWS, LARGE_ROWS = (20, 200), (201, 500)
 TRAIN_FEATURES, LARGE_FEATURES = (2, 20), (21, 40)
-
-
-def _signed(value: float) -> str:
-    return ("-" if value < 0 else "") + text_num(abs(value))
 
 
 def generate(rng: np.random.Generator, design: Design) -> GeneratedProgram:
@@ -59,7 +56,7 @@ def generate(rng: np.random.Generator, design: Design) -> GeneratedProgram:
         y, likelihood = rng.normal(eta, sigma), f"normal(dot(x[n], beta), {text_num(sigma)})"
     lines = [f"# family: {FAMILY}; {'logistic' if logistic else 'gaussian'}, {n} rows, {dim} features",
              "data N: int", "data D: int", "data x: real[N, D]", f"data y: {'int' if logistic else 'real'}[N]",
-             f"log_tau0 ~ normal({_signed(loc)}, 2)", "for (d in 1 .. D)", "  log_tau[d] ~ normal(log_tau0, 1)",
+             f"log_tau0 ~ normal({signed_text_num(loc)}, 2)", "for (d in 1 .. D)", "  log_tau[d] ~ normal(log_tau0, 1)",
              "  beta[d] ~ normal(0, exp(log_tau[d]))", "for (n in 1 .. N)", f"  y[n] ~ {likelihood}"]
     params = {
         "likelihood": "bernoulli_logit" if logistic else "normal", "num_rows": n, "num_features": dim,

@@ -18,16 +18,13 @@ from autoreparam.corpus.common import (
     draw_in_stratum,
     draw_units,
     num,
+    signed_text_num,
     target_informativeness,
     text_num,
 )
 
 FAMILY = "time_series"
 TRAIN_LENGTH, LARGE_LENGTH = (5, 30), (31, 60)
-
-
-def _signed(value: float) -> str:
-    return ("-" if value < 0 else "") + text_num(abs(value))
 
 
 def generate(rng: np.random.Generator, design: Design) -> GeneratedProgram:
@@ -49,7 +46,7 @@ def generate(rng: np.random.Generator, design: Design) -> GeneratedProgram:
     for t in range(1, length):
         x[t] = rng.normal(phi * x[t - 1], d["s"])
     y = rng.normal(x, sigma)
-    loc = "x[t - 1]" if random_walk else f"{_signed(phi)} * x[t - 1]"
+    loc = "x[t - 1]" if random_walk else f"{signed_text_num(phi)} * x[t - 1]"
     lines = [f"# family: {FAMILY}; {'random walk' if random_walk else 'AR(1)'}, {length} steps",
              "data T: int", "data y: real[T]", f"s ~ half_normal({text_num(s_scale)})",
              f"x[1] ~ normal(0, {text_num(s0)})", "for (t in 2 .. T)", f"  x[t] ~ normal({loc}, s)",
