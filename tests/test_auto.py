@@ -155,7 +155,49 @@ def test_the_rule_is_re_evaluated_after_long_slow_windows_only():
     assert rule_switches(warmup_codes(200), 50) == [(100, 75)]
     assert rule_switches(warmup_codes(100), 50) == []
     # A window end off the segment grid is not a switch (unless it starts the last window).
-    assert rule_switches(warmup_codes(1000), 100) == [(450, 250)]
+    assert rule_switches(warmup_codes(1000), 100) == [(400, 250)]
+    # Every switch is on the segment grid, or the warm-up's call up to it would be completed with
+    # draws mid-warm-up and shift every later transition (num_samples = 30: segments of 30).
+    for num_warmup in range(100, 3001, 50):
+        for segment in (7, 30, 45, 50):
+            for switch, window_start in rule_switches(warmup_codes(num_warmup), segment):
+                assert switch % segment == 0 and window_start < switch, (num_warmup, segment)
+    assert rule_switches(warmup_codes(200), 30) == [(90, 75)]
+
+
+def test_with_short_segments_every_kept_draw_is_a_draw_not_a_warm_up_transition(monkeypatch):
+    """num_samples = 30 makes segments of 30, off Stan's window grid: the warm-up's call up to the last
+    window's start was completed with draws, shifting every later transition, and 20 of the 30 kept
+    draws were warm-up transitions (adaptation still running). Every transition run is logged with
+    its stage code; each kept draw must be one run with code -1 (a draw)."""
+    from autoreparam.mcmc.segments import SegmentSampler
+
+    def groups(y, sizes):
+        mu = numpyro.sample("mu", dist.Normal(0.0, 5.0))
+        with numpyro.plate("g", 5):
+            theta = numpyro.sample("theta", dist.Normal(mu, 2.0))
+        numpyro.sample("y", dist.Normal(theta[np.repeat(np.arange(5), sizes)], 1.0), obs=y)
+
+    logged, original_run = [], SegmentSampler.run
+
+    def logging_run(self, param, chains, codes, **options):
+        out = original_run(self, param, chains, codes, **options)
+        codes = np.asarray(codes)
+        padding = out[1].draws.shape[1] - codes.size
+        logged.append((np.concatenate([codes, -np.ones(padding, int)]), out[1].draws))
+        return out
+
+    monkeypatch.setattr(SegmentSampler, "run", logging_run)
+    sizes = np.array([1, 2, 4, 8, 16])
+    y = jnp.asarray(np.random.default_rng(0).normal(1.0, 1.0, sizes.sum()), jnp.float32)
+    result = ar.infer(groups, y, sizes, method="auto", num_chains=2, num_warmup=200, num_samples=30, progress=False,
+                      seed=0)
+    codes = np.concatenate([c for c, _ in logged])
+    draws = np.concatenate([d for _, d in logged], axis=1)[0]
+    kept = result.chains.draws[0]
+    where = [np.flatnonzero(np.all(draws == kept[j], axis=1)) for j in range(kept.shape[0])]
+    assert all(w.size for w in where)
+    assert [int(codes[w[-1]]) for w in where] == [-1] * kept.shape[0]
 
 
 def vague_logistic(y):

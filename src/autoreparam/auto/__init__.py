@@ -90,17 +90,28 @@ def rule_switches(codes: np.ndarray, segment: int) -> list[tuple[int, int]]:
 
     The start of the last slow window is a switch (if at least ``MIN_RULE_DRAWS`` transitions precede
     it), as are the ends of earlier slow windows of at least ``MIN_RULE_WINDOW`` transitions that fall
-    on a segment boundary (elsewhere the segment would be completed with non-adapting draws in the
-    middle of the warm-up). Shorter windows come too early: their draws have not reached the posterior
-    and the lambda they give can be worse than the initial one (measured on election '88).
+    on a segment boundary. Every switch lies on the segment grid: elsewhere the warm-up's call up to
+    it would be completed with non-adapting draws in the middle of the warm-up, and every later
+    transition would be shifted against ``codes``. So a last window starting off the grid (short
+    segments: ``num_samples`` below 50, or an unusual ``num_warmup``) is switched to at the grid
+    point before it, reading the draws up to there. Shorter windows come too early: their draws have
+    not reached the posterior and the lambda they give can be worse than the initial one (measured
+    on election '88).
     """
     ends = [int(e) + 1 for e in np.flatnonzero(codes == WINDOW_END)]
     if len(ends) < 2:
         return []
     starts = [int(np.flatnonzero(codes != FAST)[0])] + ends[:-1]
     last = ends[-2]
-    return [(end, start) for end, start in zip(ends[:-1], starts)
-            if (end == last and end >= MIN_RULE_DRAWS) or (end - start >= MIN_RULE_WINDOW and end % segment == 0)]
+    switches = []
+    for end, start in zip(ends[:-1], starts):
+        if end == last:
+            on_grid = end - end % segment
+            if on_grid >= MIN_RULE_DRAWS and on_grid > start:
+                switches.append((on_grid, start))
+        elif end - start >= MIN_RULE_WINDOW and end % segment == 0:
+            switches.append((end, start))
+    return switches
 
 
 class _Run:
