@@ -367,7 +367,7 @@ def test_a_frozen_warm_up_starts_again_from_a_variational_fit():
     assert result.gradients["total"] < 550_000
 
 
-def _stub_redraws(monkeypatch, redrawn_divergences, r_hats=None):
+def _stub_redraws(monkeypatch, redrawn_divergences, r_hats=None, target_accept=0.8):
     """``redraw_if_divergent``'s run, stubbed: every segment gives draws with ``redrawn_divergences``
     divergent transitions; R-hat 1 for any draws, or ``r_hats`` in turn."""
     from types import SimpleNamespace
@@ -389,8 +389,22 @@ def _stub_redraws(monkeypatch, redrawn_divergences, r_hats=None):
 
     r_hats = iter(r_hats or [])
     monkeypatch.setattr(redraw, "shortfall", lambda run, d: (1.0, next(r_hats, 1.0), None))
-    run = SimpleNamespace(notes=[], segments=segments, sampler=SimpleNamespace(restart_adaptation=lambda c: c))
+    run = SimpleNamespace(notes=[], segments=segments, sampler=SimpleNamespace(restart_adaptation=lambda c: c),
+                          config=SimpleNamespace(target_accept=target_accept))
     return run, draws, calls
+
+
+def test_redraws_never_lower_the_users_acceptance(monkeypatch):
+    """A user's target_accept=0.99 was re-adapted towards 0.95 at a divergence (the ladder compared
+    against the draws' target, None when the user's own was in force); now only a higher one is tried."""
+    from autoreparam.auto.redraw import redraw_if_divergent
+
+    run, draws, calls = _stub_redraws(monkeypatch, 0, target_accept=0.99)
+    _, kept, target = redraw_if_divergent(run, None, "chains", draws(1), None, 1000)
+    assert calls == [] and int(kept.divergent.sum()) == 1 and target is None and run.notes == []
+    run, draws, calls = _stub_redraws(monkeypatch, 0, target_accept=0.9)
+    _, kept, target = redraw_if_divergent(run, None, "chains", draws(1), None, 1000)
+    assert calls[-1] == 0.95 and target == 0.95 and int(kept.divergent.sum()) == 0
 
 
 def test_draws_with_a_single_divergence_are_drawn_again(monkeypatch):
@@ -434,7 +448,8 @@ def test_redrawn_draws_with_fewer_divergences_are_kept_unless_their_chains_disag
     assert int(draws_kept.divergent.sum()) == {"earlier": 5, "redrawn": 0}[kept]
 
 
-def _stub_fixed_fallback(monkeypatch, divergent_in, r_hats=(), reaches=(), costly_in=()):
+def _stub_fixed_fallback(monkeypatch, divergent_in, r_hats=(), reaches=(), costly_in=(), target_accept=0.8,
+                         costly_steps=11):
     """``fixed_if_divergent``'s run, stubbed: a plan with one site of two elements; re-adaptation
     segments are clean, and the draws of the parameterisations named in ``divergent_in`` (or
     ``costly_in``: 11 gradients per transition against the draws' 1) are asked to stop after 50
@@ -464,14 +479,15 @@ def _stub_fixed_fallback(monkeypatch, divergent_in, r_hats=(), reaches=(), costl
         if name in divergent_in:
             return f"{name} drawn", draws(1, 50), stop(np.ones((4, 50)), 1, None)
         if name in costly_in:
-            return f"{name} drawn", draws(0, 50), stop(np.full((4, 50), 11), 0, None)
+            return f"{name} drawn", draws(0, 50), stop(np.full((4, 50), costly_steps), 0, None)
         assert stop(np.ones((4, 1000)), 0, None) is None
         return f"{name} drawn", draws(0), None
 
     r_hats, reaches = iter(r_hats), iter(reaches)
     monkeypatch.setattr(redraw, "shortfall", lambda run, d: (next(reaches, 1.0), next(r_hats, 1.0), None))
     run = SimpleNamespace(notes=[], segments=segments, coords=SimpleNamespace(plan=plan, dim=2),
-                          sampler=SimpleNamespace(restart_adaptation=lambda c, imm=None: c))
+                          sampler=SimpleNamespace(restart_adaptation=lambda c, imm=None: c),
+                          config=SimpleNamespace(target_accept=target_accept))
     return run, draws, tried, plan, calls
 
 
@@ -529,6 +545,34 @@ def test_clean_draws_still_short_after_the_run_on_are_drawn_in_cp_or_ncp_if_thos
         assert param is rule and chains == "rule chains" and "earlier draws were kept" in run.notes[-1]
     else:
         assert chains == f"{chosen} drawn" and run.notes[-1].startswith("the draws had 60% of the effective draws")
+
+
+def test_the_cp_or_ncp_fallback_keeps_a_users_higher_acceptance(monkeypatch):
+    from autoreparam.auto.redraw import fixed_if_divergent
+    from autoreparam.reparam.parameterisation import Parameterisation
+
+    run, draws, tried, plan, calls = _stub_fixed_fallback(monkeypatch, (), target_accept=0.995)
+    rule = Parameterisation.tied(plan, 0.7)
+    assert fixed_if_divergent(run, "rule", rule, "rule chains", draws(3), None, 1000, {"rule"})[4] == 0.995
+    assert ("sampling", "cp", "rule chains", 150, True, 0.995, True) in calls
+
+
+@pytest.mark.parametrize("transitions_per_draw, abandoned", [(1, False), (2, True)])
+def test_the_short_fallbacks_cost_cap_is_per_transition(monkeypatch, transitions_per_draw, abandoned):
+    """After the run-on each kept draw carries two transitions' gradients (``every_second``): the cap
+    of ``FIXED_COST`` times the kept draws' cost is per transition, so a candidate at 6 gradients per
+    transition against the draws' 2 per kept pair (1 per transition) is abandoned, and against 2 per
+    single transition is not."""
+    from autoreparam.auto.redraw import fixed_if_short
+    from autoreparam.reparam.parameterisation import Parameterisation
+
+    run, draws, tried, plan, _ = _stub_fixed_fallback(monkeypatch, (), reaches=(0.6, 1.2), costly_in=("cp",),
+                                                      costly_steps=12)
+    kept = draws(0)
+    kept = kept._replace(steps=np.full_like(kept.steps, 2))
+    label = fixed_if_short(run, "rule", Parameterisation.tied(plan, 0.7), "rule chains", kept, None, 1000,
+                           {"rule", "ncp"}, 0.6, 1.0, transitions_per_draw)[0]
+    assert tried == ["cp"] and (label == "rule") == abandoned
 
 
 def test_the_short_fallback_leaves_draws_that_pass_or_diverge(monkeypatch):

@@ -234,6 +234,8 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
     for retry in RETRY_TARGET_ACCEPTS:
         if not best.diverges:
             break
+        if retry <= config.target_accept:  # the ladder only climbs: a user's 0.99 is not lowered to 0.95
+            continue
         run.notes.append(f"{100 * best.divergent_share:.1f}% of the pilot's transitions diverged: the step size "
                          f"adapted again towards acceptance {retry}")
         target = retry
@@ -271,12 +273,13 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
     chains, draws, target = redraw_if_divergent(run, param, chains, draws, target, config.num_samples)
     label, param, chains, draws, target = fixed_if_divergent(run, label, param, chains, draws, target,
                                                              config.num_samples, {s.label for s in scores})
+    before_run_on = draws
     chains, draws, standard = run_on_if_short(run, param, chains, draws, target, config.num_samples)
     if standard is not None:
         kept = label
         label, param, chains, draws, target = fixed_if_short(
             run, label, param, chains, draws, target, config.num_samples, {s.label for s in scores},
-            over_line(standard, draws.draws.shape[0]), standard.max_r_hat)
+            over_line(standard, draws.draws.shape[0]), standard.max_r_hat, 1 if draws is before_run_on else 2)
         standard = standard if label == kept else None  # other draws: their diagnostics are computed afresh
     seconds = {"compile": run.timing["compile"], "warmup": run.timing["warmup"], "sampling": run.timing["sampling"]}
     result = chain_result(warm, draws, chains, seconds)

@@ -39,6 +39,11 @@ def differs(a: Parameterisation, b: Parameterisation) -> bool:
     return any(np.max(np.abs(np.asarray(a.lam[n]) - np.asarray(b.lam[n])), initial=0.0) > SAME_LAMBDA for n in a.names)
 
 
+def ran_at(run, target: float | None) -> float:
+    """The acceptance the step size adapted to: ``target``, or the user's (``NUTSConfig.target_accept``)."""
+    return run.config.target_accept if target is None else target
+
+
 def retarget_codes(length: int) -> np.ndarray:
     codes = np.full(length, FAST, dtype=np.int32)
     codes[-1] = FINAL
@@ -80,7 +85,7 @@ def redraw_if_divergent(run, param, chains, draws, target, num_samples: int):
         divergent = int(np.sum(draws.divergent))
         if divergent < REDRAWN_DIVERGENCES:
             break
-        if target is not None and retry <= target:
+        if retry <= ran_at(run, target):  # never lower than the draws ran at (a user's 0.99 stays 0.99)
             continue
         run.notes.append(f"{divergent} of the draws' {draws.divergent.size} transitions diverged: the step size "
                          f"adapted again towards acceptance {retry} and the draws were drawn again")
@@ -122,17 +127,20 @@ def fixed_if_divergent(run, label: str, param, chains, draws, target, num_sample
     def better(before, after):
         return _agree(before[1], after[1]) and _enough(before[0], after[0])
 
-    return _in_cp_or_ncp(run, label, param, chains, draws, target, num_samples, tried, RETRY_TARGET_ACCEPTS[-1],
+    top = max(RETRY_TARGET_ACCEPTS[-1], run.config.target_accept)  # a user's 0.995 is not lowered
+    return _in_cp_or_ncp(run, label, param, chains, draws, target, num_samples, tried, top,
                          f"{divergent} of the draws' transitions still diverged", better)
 
 
 def fixed_if_short(run, label: str, param, chains, draws, target, num_samples: int, tried, reach: float,
-                   r_hat: float):
+                   r_hat: float, transitions_per_draw: int = 1):
     """Clean draws still short of the health check's ESS or R-hat after the run-on (``run_on``): draw
     them in CP and NCP in turn, as ``fixed_if_divergent`` does, at the acceptance the draws ran at; the
     first whose draws pass the health check's ESS and R-hat lines with no divergence replaces them (a
     candidate only as short is no reason to move). ``reach``, ``r_hat``: the kept draws' shortfall
-    (``run_on.shortfall``). Returns ``(label, param, chains, draws, target)``.
+    (``run_on.shortfall``); ``transitions_per_draw``: 2 where the run-on kept every second transition
+    (``run_on.every_second``: each kept draw carries both transitions' gradients). Returns ``(label,
+    param, chains, draws, target)``.
 
     In the invariance fuzzing at facc8e7 (programs 1 to 547), `auto` was flagged on program 485 (a
     Student-t hierarchy) in the rule's lambda (median 0.55) with no divergence and a tail ESS of 59% of
@@ -147,15 +155,17 @@ def fixed_if_short(run, label: str, param, chains, draws, target, num_samples: i
 
     return _in_cp_or_ncp(run, label, param, chains, draws, target, num_samples, tried, target,
                          f"the draws had {100 * reach:.0f}% of the effective draws the health check asks at R-hat "
-                         f"{r_hat:.3f}", healthy)
+                         f"{r_hat:.3f}", healthy, transitions_per_draw)
 
 
-def _in_cp_or_ncp(run, label, param, chains, draws, target, num_samples, tried, acceptance, why_try: str, keep):
+def _in_cp_or_ncp(run, label, param, chains, draws, target, num_samples, tried, acceptance, why_try: str, keep,
+                  transitions_per_draw: int = 1):
     """CP and NCP in turn (the nearer to the kept lambda first, none whose pilot lost or that is the
     kept one), each from the current chains re-adapted for ``READAPT`` transitions towards
     ``acceptance`` (None: the default), abandoned at its first divergent draw or once its transitions
-    cost more than ``FIXED_COST`` times the kept draws'. The first whose ``(ESS over the line, R-hat)``
-    ``keep(before, after)`` accepts replaces the draws: ``(label, param, chains, draws, target)``."""
+    cost more than ``FIXED_COST`` times the kept draws' per transition (``transitions_per_draw`` of
+    them per kept draw). The first whose ``(ESS over the line, R-hat)`` ``keep(before, after)``
+    accepts replaces the draws: ``(label, param, chains, draws, target)``."""
     plan = run.coords.plan
     if not plan.sites:
         return label, param, chains, draws, target
@@ -163,7 +173,7 @@ def _in_cp_or_ncp(run, label, param, chains, draws, target, num_samples, tried, 
     candidates = [("cp", Parameterisation.centred(plan)), ("ncp", Parameterisation.non_centred(plan))]
     if np.median(lam) < 0.5:
         candidates.reverse()
-    budget = FIXED_COST * float(np.mean(draws.steps))
+    budget = FIXED_COST * float(np.mean(draws.steps)) / transitions_per_draw
     before = None  # the kept draws' (ESS over the line, max R-hat), read once, when a candidate is clean
     at = "" if acceptance is None else f" at acceptance {acceptance}"
 
