@@ -63,6 +63,24 @@ def test_ihmc_divergences_in_every_half_are_a_warning(good):
     assert not health.trustworthy and "no half" in health.warnings[0]
 
 
+def test_ihmc_halves_that_both_diverge_a_little_are_a_warning():
+    """Both halves under 1% each was a note saying each half kept the chain moving where the other
+    could not (found in review): no half is clean there, so it is plain HMC's case, a warning."""
+    rng = np.random.default_rng(6)
+    good = standard_diagnostics({"mu": _chains(rng, [0.0] * 4, draws=1000)})
+
+    def health(per_chain):
+        per_space = np.array([per_chain] * 4)
+        return assess(good, num_chains=4, num_draws=1000, divergences=int(per_space.sum()),
+                      space_divergences=per_space, space_labels=("cp", "ncp"), kernel="ihmc")
+
+    assert not health([9, 9]).trustworthy and "no half" in health([9, 9]).warnings[0]
+    clean_ncp = health([9, 0])  # a half with none moves the chain: a note naming it
+    assert clean_ncp.trustworthy and "the NCP half keeps the chain moving" in clean_ncp.notes[0]
+    loud_cp = health([200, 5])  # a loud centred half beside a quiet one: a note naming the quiet one
+    assert loud_cp.trustworthy and "the NCP half keeps" in loud_cp.notes[0]
+
+
 def test_one_chain_cannot_check_agreement():
     rng = np.random.default_rng(4)
     standard = standard_diagnostics({"mu": _chains(rng, [0.0], draws=2000)})
@@ -85,6 +103,20 @@ def test_a_constant_element_is_a_warning_and_hides_no_other_r_hat():
     assert any("R-hat" in w and "for b" in w for w in health.warnings)
     assert any(w.startswith("stuck never changed") for w in health.warnings)
     assert not any("c[0]" in w for w in health.warnings)
+
+
+def test_a_single_chain_that_never_moved_is_a_warning():
+    """ESS calls a constant series perfectly mixed (ArviZ: ESS = its length) and one chain has no
+    R-hat: a site stuck at one value read as healthy with one chain (found in review)."""
+    rng = np.random.default_rng(5)
+    standard = standard_diagnostics({"mu": _chains(rng, [0.0], draws=2000), "tau": np.full((1, 2000), 0.7)})
+    assert standard.ess_bulk["tau"] == 2000.0 and standard.stuck_sites == ("tau",)
+    health = assess(standard, num_chains=1, num_draws=2000, divergences=0)
+    assert not health.trustworthy and health.warnings[0].startswith("tau never changed")
+    # Chains stuck at different values: the R-hat warning and this one.
+    apart = np.repeat(np.array([[0.1], [0.9]]), 400, axis=1)
+    health = assess(standard_diagnostics({"tau": apart}), num_chains=2, num_draws=400, divergences=0)
+    assert any(w.startswith("tau never changed") for w in health.warnings)
 
 
 def test_elements_constant_by_their_support_are_healthy():

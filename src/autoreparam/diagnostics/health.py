@@ -24,7 +24,7 @@ from autoreparam.diagnostics.standard import StandardDiagnostics
 MAX_R_HAT = 1.01
 MIN_ESS_PER_CHAIN = 100
 # A half of iHMC whose divergences stay below this fraction of iterations, while another half
-# diverges, is the half that moves the chain where the other cannot.
+# diverges more, is the half that moves the chain where the other cannot (as is a half with none).
 _QUIET_HALF = 0.01
 
 
@@ -63,16 +63,6 @@ def _worst(per_site: dict, largest: bool) -> tuple[str, float]:
     return found_name, found
 
 
-def _constant_sites(per_site: dict) -> list[str]:
-    """Sites every element of which has a NaN diagnostic: one value in every draw of every chain.
-
-    Whole sites only: some elements are constant by their support (an LKJ Cholesky factor's first row
-    and upper triangle, a correlation matrix's diagonal), and they are no sign of chains that did not move.
-    """
-    return [name for name, values in per_site.items()
-            if np.size(values) and np.all(np.isnan(np.asarray(values, dtype=float)))]
-
-
 def assess(
     standard: StandardDiagnostics,
     *,
@@ -102,14 +92,15 @@ def assess(
                 f"the chains disagree (R-hat {value:.3f} for {name}; trust needs < {MAX_R_HAT}): "
                 "the draws are not yet a sample of the posterior."
             )
-        constant = _constant_sites(standard.r_hat)
-        if constant:
-            warnings.append(
-                f"{', '.join(constant)} never changed: one value in every draw of every chain, so the chains did "
-                "not move and R-hat and ESS cannot judge them."
-            )
     else:
         notes.append("one chain: R-hat cannot check that chains agree; run at least 4 chains.")
+    # Whole sites only: some elements are constant by their support (an LKJ Cholesky factor's first
+    # row and upper triangle, a correlation matrix's diagonal), and they are no sign of stuck chains.
+    if standard.stuck_sites:
+        warnings.append(
+            f"{', '.join(standard.stuck_sites)} never changed: each chain kept one value in every draw, so the "
+            "chains did not move and R-hat and ESS cannot judge them."
+        )
     wanted = MIN_ESS_PER_CHAIN * num_chains
     bulk_name, bulk = _worst(standard.ess_bulk, largest=False)
     tail_name, tail = _worst(standard.ess_tail, largest=False)
@@ -156,6 +147,14 @@ def _divergences(divergences, transitions, space_divergences, space_labels):
         labels = space_labels or tuple(f"space {k}" for k in range(len(per_space)))
         quiet = [label.upper() for label, n in zip(labels, per_space) if n / transitions < _QUIET_HALF]
         counts = ", ".join(f"{label.upper()} half {int(n)}" for label, n in zip(labels, per_space))
+        clean = [label.upper() for label, n in zip(labels, per_space) if n == 0]
+        # One half moves the chain where another cannot only if the divergences sit in the other:
+        # a half with none, or quiet halves beside a loud one. Every half diverging a little is the
+        # plain kernel's case (any divergence may hide a region no half follows): a warning.
+        if clean or len(quiet) < len(per_space):
+            quiet = clean or quiet
+        else:
+            quiet = []
         if quiet:
             return [], [
                 f"divergent half-steps ({counts}, of {transitions} iterations): where one half cannot integrate "

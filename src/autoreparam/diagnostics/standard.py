@@ -45,6 +45,9 @@ class StandardDiagnostics:
             any chain (an LKJ factor's fixed entries) has R-hat 0/0 = NaN and is left out, so that it
             cannot hide another element's R-hat of 3 from every ``not r_hat > limit`` check. NaN only
             when no element has an R-hat (one chain).
+        stuck_sites: sites no element of which changed within any chain. ESS cannot tell them: by
+            ArviZ's convention a constant series has ESS equal to its length, so with one chain (no
+            R-hat) a site that never moved read as perfectly mixed.
     """
 
     ess_bulk: dict[str, np.ndarray]
@@ -53,11 +56,13 @@ class StandardDiagnostics:
     min_ess_bulk: float
     min_ess_tail: float
     max_r_hat: float
+    stuck_sites: tuple[str, ...] = ()
 
 
 def standard_diagnostics(draws: Mapping) -> StandardDiagnostics:
     """Bulk ESS, tail ESS and R-hat of every site of {name: array (chains, draws, *shape)}."""
-    bulk, tail, rhat = _elementwise(rank_normalised.bulk_tail_rhat, _site_arrays(draws))
+    sites = _site_arrays(draws)
+    bulk, tail, rhat = _elementwise(rank_normalised.bulk_tail_rhat, sites)
     return StandardDiagnostics(
         ess_bulk=bulk,
         ess_tail=tail,
@@ -65,6 +70,8 @@ def standard_diagnostics(draws: Mapping) -> StandardDiagnostics:
         min_ess_bulk=_reduce(bulk, np.min),
         min_ess_tail=_reduce(tail, np.min),
         max_r_hat=_reduce(rhat, np.nanmax),
+        stuck_sites=tuple(name for name, values in sites.items()
+                          if values.size and np.all(values.max(axis=1) == values.min(axis=1))),
     )
 
 
