@@ -107,3 +107,15 @@ def test_a_window_whose_variance_overflows_keeps_the_metric_in_force():
     assert np.all(np.isfinite(imm)) and imm[2] == 3.0  # the overflowed element keeps its metric
     assert imm[0] != 1.0 and imm[1] != 2.0  # the others take the window's estimate
     assert np.array_equal(np.asarray(state.mass.inverse_mass_matrix), imm)
+
+
+def test_dual_averaging_with_no_update_keeps_the_initial_step_size():
+    """BlackJAX's running average starts at log 1 = 0: with no adaptation step (adapt_fraction 0, or one
+    warm-up transition) the final step size was 1 whatever the initial one (found in review)."""
+    from autoreparam.mcmc.step_size import dual_averaging_rule
+
+    rule = dual_averaging_rule(0.8)
+    state = rule.init(jnp.log(1.0 / 16))
+    assert float(jnp.exp(rule.final(state))) == pytest.approx(1.0 / 16)
+    adapted = rule.update(state, 0.9)  # after an update, the running average is the step size used
+    assert float(rule.final(adapted)) == pytest.approx(float(adapted.log_step_size_avg))

@@ -38,11 +38,17 @@ def dual_averaging_rule(target: float) -> StepSizeRule:
     def update(state, accept):
         return da_update(state, jnp.where(jnp.isfinite(accept), accept, 0.0))
 
+    def final(state):
+        # BlackJAX starts the running average at log 1 = 0 with ``step`` 1: with no update at all
+        # (``num_adapt`` 0: ``adapt_fraction=0`` or a warm-up of one transition) the initial step size
+        # stands, not exp(0) = 1.
+        return jnp.where(state.step > 1, state.log_step_size_avg, state.log_step_size)
+
     return StepSizeRule(
         lambda log_step: da_init(jnp.exp(log_step)),
         update,
         lambda state: state.log_step_size,
-        lambda state: state.log_step_size_avg,
+        final,
     )
 
 
