@@ -59,7 +59,7 @@ class Chains(NamedTuple):
 
 class SegmentDraws(NamedTuple):
     draws: np.ndarray  # (chains, length, original_dim), original coordinates
-    steps: np.ndarray  # (chains, length) integrator steps = gradient evaluations
+    steps: np.ndarray  # (chains, length) integrator steps = gradients (and one per segment: nuts.chain_result)
     accept: np.ndarray  # (chains, length)
     divergent: np.ndarray  # (chains, length)
 
