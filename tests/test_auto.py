@@ -365,6 +365,11 @@ def test_a_frozen_warm_up_starts_again_from_a_variational_fit():
     # call spent 1.1 million gradients.
     assert "after 100 warm-up transitions" in result.decision
     assert result.gradients["total"] < 550_000
+    # A warm-up too short to switch after the restart stays in the rescue's NCP: said so, not called
+    # the rule's centring learnt at warm-up draws (found in review).
+    short = _auto(model, num_warmup=100, num_samples=200, seed=723614065, **data)
+    assert "started again" in short.decision and short.method == "auto -> ncp", short.decision
+    assert "Section 3 rule" not in short.decision
 
 
 def _stub_redraws(monkeypatch, redrawn_divergences, r_hats=None, target_accept=0.8):

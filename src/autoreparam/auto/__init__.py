@@ -228,6 +228,8 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
     warm = SegmentDraws(*(a[:, : config.num_warmup] for a in warm))
 
     label = "rule" if plan.sites else "cp"
+    if frozen and plan.sites and not differs(param, Parameterisation.non_centred(plan)):
+        label = "ncp"  # the rescue's start, with no switch left in its warm-up to learn the rule's lambda
     pilot_draws = pilot_length(config.num_samples, run.sampler.segment_length)
     chains, pilot, best = _pilot(run, label, param, chains, pilot_draws, surplus)
     scores, target = [best], None
