@@ -734,3 +734,26 @@ def test_a_frozen_warm_up_starts_again_in_a_model_without_sites_to_rewrite():
     assert result.diagnostics.standard.max_r_hat < 1.05 and result.gradients["total"] < 1_000_000
     beta = np.asarray(result.samples["beta"]).ravel()
     assert abs(np.mean(beta) - 0.01) < 0.01  # the slope the data were drawn with, within a few sd
+
+
+def test_initial_values_found_inside_auto_count_as_analysis(monkeypatch):
+    """Where the density at the origin is not finite, run_auto looks for initial values itself; their
+    seconds (and any compilation) fell into no phase of ``result.timing`` (found in review)."""
+    import time
+
+    import autoreparam.auto as auto_module
+
+    real = auto_module.initial_values
+
+    def slow(*args, **kwargs):
+        time.sleep(0.3)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(auto_module, "initial_values", slow)
+
+    def not_at_zero():
+        x = numpyro.sample("x", dist.Normal(0.0, 1.0))
+        numpyro.factor("away_from_zero", jnp.where(x == 0.0, -jnp.inf, 0.0))
+
+    result = _auto(not_at_zero, num_warmup=100, num_samples=100)
+    assert result.timing["analysis"] >= 0.3

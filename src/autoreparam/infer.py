@@ -200,7 +200,8 @@ def infer(
         outcome = run_auto(coords, free_init, start_values, num_chains, nuts_config, seed, progress=bar)
         chains, decision, lam, labels = outcome.chains, outcome.reason, outcome.param.lam, (outcome.label,)
         standard = outcome.standard  # of these draws, computed by ``auto.run_on``
-        timing.update(outcome.timing)
+        timing.update({k: v for k, v in outcome.timing.items() if k != "analysis"})
+        timing["analysis"] += outcome.timing.get("analysis", 0.0)  # initial values found inside run_auto
         gradients = dict(outcome.gradients)
     else:
         meta = (_meta_prediction(model, model_args, model_kwargs, plan, seed, meta_probes)

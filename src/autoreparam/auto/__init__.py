@@ -216,8 +216,10 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
         free_init, param, init_values = _climb(run, coords)
     elif not at_origin:
         if init_values is None:
+            started = time.perf_counter()
             init_values, free_init = initial_values(coords.model, coords.model_args, coords.model_kwargs, coords.names,
                                                     seed=seed, unconstrained=True, default=ORIGIN)
+            run.timing["analysis"] = time.perf_counter() - started  # infer adds it to its own analysis phase
         param = run.lambda_at(coords.ravel_original(init_values)[None]) if plan.sites else centred
     chains = run.sampler.start(_start_positions(coords, free_init, num_chains, seed), np.ones(coords.dim), 1.0, seed)
     chains, param, parts, done, frozen = _warm_up(run, param, chains, source=centred, fresh=True, watch=True)
