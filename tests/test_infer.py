@@ -177,6 +177,27 @@ def test_data_changed_in_place_is_read_again_by_a_model_that_needs_concrete_data
     assert abs(np.mean(second.samples["mu"][..., 0]) - 100.0) < 2.0
 
 
+OBSERVED = np.zeros(3)
+
+
+def test_a_model_reading_a_global_sees_it_reassigned():
+    """Compiled programs were keyed by the model function and its arguments: a model reading its data
+    from a module global had the old values built in, and ``OBSERVED = new`` then a second call
+    returned the first data's posterior without an error (found in review)."""
+    global OBSERVED
+
+    def model():
+        mu = numpyro.sample("mu", dist.Normal(0.0, 100.0))
+        numpyro.sample("y", dist.Normal(mu, 1.0), obs=OBSERVED)
+
+    settings = dict(method="ncp", kernel="nuts", num_chains=2, num_warmup=200, num_samples=200, progress=False)
+    means = []
+    for value in (0.0, 50.0):
+        OBSERVED = np.full(3, value)
+        means.append(float(np.mean(ar.infer(model, **settings).samples["mu"])))
+    assert abs(means[0]) < 3.0 and abs(means[1] - 50.0) < 3.0, means
+
+
 def test_fit_probes_on_data_of_another_size_in_one_process():
     for schools in (8, 12):
         lam = ar.predict_parameterisation(eight_schools, np.full(schools, 10.0), probes="fit",

@@ -12,10 +12,12 @@ and reused for the same data (a new seed), though new data then compile anew.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from numpyro import handlers
 
@@ -40,6 +42,7 @@ class ModelData:
     leaves: tuple
     dynamic: tuple  # positions of the array leaves passed as runtime arguments
     closed: tuple = ()  # positions of array leaves the model needs concrete (kept in the program)
+    reads: str | None = None  # digest of what the model reads besides its arguments (``_reads``)
 
     @classmethod
     def of(cls, model_args: tuple, model_kwargs: dict) -> "ModelData":
@@ -48,13 +51,16 @@ class ModelData:
 
     @classmethod
     def for_model(cls, model, model_args: tuple, model_kwargs: dict) -> "ModelData":
-        """``of``, unless the model cannot run on traced data: then every array stays in the program."""
+        """``of``, unless the model cannot run on traced data: then every array stays in the program.
+        Either way ``reads`` digests what else the traced model reads (``_reads``)."""
         data = cls.of(model_args, model_kwargs)
-        if not data.dynamic or _runs_on_traced_data(model, data):
-            return data
-        # Copies: a program keeps these arrays, so the caller's later in-place change must not reach it.
-        leaves = tuple(np.array(x, copy=True) if i in data.dynamic else x for i, x in enumerate(data.leaves))
-        return cls(data.treedef, leaves, (), data.dynamic)
+        jaxpr, traceable = _abstract_trace(model, data)
+        if data.dynamic and not traceable:
+            # Copies: a program keeps these arrays, so the caller's later in-place change must not reach it.
+            leaves = tuple(np.array(x, copy=True) if i in data.dynamic else x for i, x in enumerate(data.leaves))
+            data = cls(data.treedef, leaves, (), data.dynamic)
+            jaxpr, _ = _abstract_trace(model, data)
+        return dataclasses.replace(data, reads=_reads(jaxpr))
 
     @property
     def arrays(self) -> tuple:
@@ -82,7 +88,7 @@ class ModelData:
         static = tuple(_content(x) if i in self.closed else _hashable(x)
                        for i, x in enumerate(self.leaves) if i not in self.dynamic)
         shapes = tuple((tuple(np.shape(self.leaves[i])), str(self.leaves[i].dtype)) for i in self.dynamic)
-        return (self.treedef, static, shapes)
+        return (self.treedef, static, shapes, self.reads)
 
 
 def _content(x) -> tuple:
@@ -92,20 +98,52 @@ def _content(x) -> tuple:
     return ("array", x.shape, str(x.dtype), hashlib.blake2b(x.tobytes(), digest_size=16).hexdigest())
 
 
-def _runs_on_traced_data(model, data: ModelData) -> bool:
-    """Trace the model (seeded, every latent sampled) with its data arrays as abstract inputs."""
+def _abstract_trace(model, data: ModelData):
+    """The model (seeded, every latent sampled) traced with its data arrays as abstract inputs:
+    ``(closed jaxpr or None, whether it runs on traced data)``."""
 
     def run(arrays):
         args, kwargs = data.rebuild(arrays)
         with handlers.block():
-            handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(*args, **kwargs)
-        return 0
+            trace = handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(*args, **kwargs)
+        # Every site's value and log density: an observation read from a global enters no other
+        # computation of the trace, and the digest (``_reads``) must see it.
+        sites = [site for site in trace.values() if site["type"] == "sample"]
+        densities = []
+        for site in sites:
+            try:
+                densities.append(jnp.sum(site["fn"].log_prob(site["value"])))
+            except Exception:  # noqa: BLE001 - only for the digest; the model's own failures surface elsewhere
+                continue
+        return [site["value"] for site in sites], densities
 
     try:
-        jax.make_jaxpr(run)(data.arrays)
+        return jax.make_jaxpr(run)(data.arrays), True
     except (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
             jax.errors.TracerIntegerConversionError, jax.errors.TracerBoolConversionError):
-        return False
+        return None, False
     except Exception:  # noqa: BLE001 - any other failure is the model's, reported by site analysis
-        return True
-    return True
+        return None, True
+
+
+def _reads(jaxpr) -> str | None:
+    """A digest of the traced model's program and its constants: what it reads besides its arguments.
+
+    A model that reads a module global (``obs=Y``) or arrays of its closure has them built into every
+    compiled program as constants; keyed only by the function, ``Y = new_data`` (or ``Y[:] = ...``)
+    and a second call handed back the program compiled on the old values, with no error (found in
+    review: a fit on Y = 50 returned the fit on Y = 0). The program's text holds scalar constants
+    and shapes; the constants' bytes, the arrays. None where the model could not be traced (keyed
+    by the function alone, as before). An array changed in place is beyond this: once a NumPy array
+    has been a constant of a compiled JAX program, JAX keeps reading its old values even in eager
+    operations (jax 0.10.2: ``jnp.sum(Y)`` after ``Y[:] = ...`` still sums the old Y), so a new
+    array must be assigned.
+    """
+    if jaxpr is None:
+        return None
+    digest = hashlib.blake2b(str(jaxpr.jaxpr).encode(), digest_size=16)
+    for const in jaxpr.consts:
+        value = np.ascontiguousarray(np.asarray(const))
+        digest.update(f"{value.shape}{value.dtype}".encode())
+        digest.update(value.tobytes())
+    return digest.hexdigest()
