@@ -33,7 +33,7 @@ from numpyro.primitives import Messenger
 
 from autoreparam.errors import ArgumentError
 from autoreparam.model_data import ModelData
-from autoreparam.reparam.handlers import aux_name, decentre_site, reparameterise
+from autoreparam.reparam.handlers import FoldSampleShape, aux_name, decentre_site, reparameterise
 from autoreparam.reparam.in_scan import step_slice
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import ReparamPlan
@@ -187,7 +187,7 @@ class Coordinates:
 
     # --- maps -----------------------------------------------------------------------------------
     def _run(self, rule) -> None:
-        seeded = handlers.seed(_SetLatents(self.model, self.names, rule), rng_seed=0)
+        seeded = handlers.seed(_SetLatents(FoldSampleShape(self.model), self.names, rule), rng_seed=0)
         handlers.block(seeded)(*self.model_args, **self.model_kwargs)
 
     def to_cp(self, u: dict, param: Parameterisation):

@@ -191,3 +191,28 @@ def test_noncentre_runs_under_numpyro_nuts():
     mcmc.run(jax.random.PRNGKey(0), *ARGS, **KWARGS)
     samples = mcmc.get_samples()
     assert samples["theta"].shape == (30, 8) and samples["theta_decentered"].shape == (30, 8)
+
+
+def test_a_site_with_a_sample_shape_keeps_its_elements():
+    """NumPyro hands a reparameteriser the distribution without the site's sample_shape: the rewrite
+    drew one value where the model drew three (a different posterior), and infer refused the model
+    (found in review). Now the site is the expanded distribution's, draw for draw."""
+    import autoreparam as ar
+
+    def with_sample_shape():
+        mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        tau = numpyro.sample("tau", dist.HalfNormal(1.0))
+        theta = numpyro.sample("theta", dist.Normal(mu, tau), sample_shape=(3,))
+        numpyro.sample("y", dist.Normal(theta, 1.0), obs=jnp.array([1.0, 2.0, 3.0]))
+
+    def expanded():
+        mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        tau = numpyro.sample("tau", dist.HalfNormal(1.0))
+        theta = numpyro.sample("theta", dist.Normal(mu, tau).expand([3]))
+        numpyro.sample("y", dist.Normal(theta, 1.0), obs=jnp.array([1.0, 2.0, 3.0]))
+
+    trace = handlers.trace(handlers.seed(ar.noncentre(with_sample_shape), 0)).get_trace()
+    assert trace["theta"]["value"].shape == trace["theta_decentered"]["value"].shape == (3,)
+    settings = dict(method="auto", num_chains=2, num_warmup=200, num_samples=200, progress=False, seed=1)
+    draws = [ar.infer(m, **settings).samples["theta"] for m in (with_sample_shape, expanded)]
+    np.testing.assert_array_equal(draws[0], draws[1])

@@ -19,6 +19,7 @@ import numpyro
 from numpyro import handlers
 from numpyro.distributions import constraints
 from numpyro.infer.reparam import Reparam
+from numpyro.primitives import Messenger
 
 from autoreparam.errors import SiteError
 from autoreparam.reparam.families import find_family, supported_family_names, unwrap
@@ -28,6 +29,23 @@ from autoreparam.reparam.parameterisation import Parameterisation, check_unit_in
 # which checks that the auxiliary names are free; re-exported here, where they are used.
 from autoreparam.reparam.selection import AUX_SUFFIX, aux_name, select_sites  # noqa: F401
 from autoreparam.reparam.sites import analyse_model
+
+
+class FoldSampleShape(Messenger):
+    """``numpyro.sample(name, d, sample_shape=S)`` seen as ``numpyro.sample(name, d.expand(S + batch))``:
+    the same i.i.d. draws and the same log density, with every element in the distribution.
+
+    NumPyro hands a reparameteriser only the site's distribution, never its ``sample_shape``: the
+    rewritten program drew one auxiliary value where the model drew S of them (3 i.i.d. latents
+    became one scalar, a different posterior), and the coordinate maps refused a valid model (found
+    in review; NumPyro's own ``LocScaleReparam`` does the same). Applied inside every rewrite here.
+    """
+
+    def process_message(self, msg):
+        shape = tuple(msg["kwargs"].get("sample_shape", ())) if msg["type"] == "sample" else ()
+        if shape and not msg["is_observed"]:
+            msg["fn"] = msg["fn"].expand(shape + tuple(msg["fn"].batch_shape))
+            msg["kwargs"]["sample_shape"] = ()
 
 
 def _centring_array(name: str, what: str, value, shape) -> jnp.ndarray:
@@ -130,7 +148,7 @@ def partially_centre_sites(model: Callable, centring: Mapping[str, tuple]) -> Ca
         a, b = centring[name]
         return PartialCentringReparam(step_slice(a, step), step_slice(b, step))
 
-    return handlers.reparam(ScanBodyCentring(model, in_scan), config=config)
+    return handlers.reparam(ScanBodyCentring(FoldSampleShape(model), in_scan), config=config)
 
 
 def reparameterise(model: Callable, parameterisation: Parameterisation) -> Callable:
@@ -190,6 +208,6 @@ def learnable_centring(model: Callable, sites="default", form: str = "tied", ini
     def rewritten(*args, **kwargs):
         plan = select_sites(analyse_model(model, *args, **kwargs), sites)
         config = {site.name: LearnableCentringReparam(form, init) for site in plan.sites if not site.in_scan}
-        return handlers.reparam(model, config=config)(*args, **kwargs)
+        return handlers.reparam(FoldSampleShape(model), config=config)(*args, **kwargs)
 
     return rewritten
