@@ -317,3 +317,21 @@ def test_a_given_partial_centring_is_sampled_in_and_reported():
         _infer(method="cp", parameterisation=0.3)
     with pytest.raises(SiteError, match="mu"):
         _infer(method="given", parameterisation={"mu": 0.5, "theta": 0.5})
+
+
+def test_a_scalar_init_value_for_a_vector_site_that_is_not_rewritten_is_broadcast():
+    """The validator accepts a scalar for any site; NumPyro substitutes it as given, and for a site
+    left centred the flat start vector came out two elements short: a bare JAX error (found in review)."""
+    from numpyro.infer import init_to_value
+
+    def model(y):
+        mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        tau = numpyro.sample("tau", dist.HalfNormal(1.0))
+        beta = numpyro.sample("beta", dist.Normal(jnp.zeros(3), 1.0))
+        with numpyro.plate("g", 3):
+            theta = numpyro.sample("theta", dist.Normal(mu, tau))
+        numpyro.sample("y", dist.Normal(theta + beta, 1.0), obs=y)
+
+    result = ar.infer(model, np.array([1.0, 2.0, 3.0]), method="ncp", kernel="nuts", num_chains=2, num_warmup=100,
+                      num_samples=100, progress=False, init_strategy=init_to_value(values={"beta": 0.5}))
+    assert result.samples["beta"].shape == (2, 100, 3)

@@ -129,7 +129,11 @@ def _values(model, model_args, model_kwargs, names, strategy, seed) -> tuple[dic
         # must reach our check below (which names the site), not fail in a distribution's constructor.
         with handlers.block(), numpyro.validation_enabled(False):
             trace = handlers.trace(substituted).get_trace(*model_args, **model_kwargs)
-        values = {n: jnp.asarray(trace[n]["value"]) for n in names}
+        # A scalar init_to_value for a vector site is substituted as given: broadcast it to the
+        # site's shape, or the flat start vector came out short (a bare JAX error; found in review).
+        values = {n: jnp.broadcast_to(jnp.asarray(trace[n]["value"]),
+                                      trace[n]["fn"].shape(trace[n]["kwargs"].get("sample_shape", ())))
+                  for n in names}
         # Seeded: a site the caller left unobserved (y=None) is sampled, not an error.
         seeded = handlers.seed(model, rng_seed=density_key)
         total = log_density(seeded, model_args, model_kwargs, values)[0]
