@@ -335,3 +335,19 @@ def test_a_scalar_init_value_for_a_vector_site_that_is_not_rewritten_is_broadcas
     result = ar.infer(model, np.array([1.0, 2.0, 3.0]), method="ncp", kernel="nuts", num_chains=2, num_warmup=100,
                       num_samples=100, progress=False, init_strategy=init_to_value(values={"beta": 0.5}))
     assert result.samples["beta"].shape == (2, 100, 3)
+
+
+def test_the_summary_of_a_model_with_a_fully_masked_latent():
+    """A latent wholly masked out of the density has no diagnostics (they leave it out); the summary
+    raised KeyError for it (found in review)."""
+    from numpyro import handlers
+
+    def model(y):
+        mu = numpyro.sample("mu", dist.Normal(0.0, 5.0))
+        with handlers.mask(mask=np.zeros(3, bool)):
+            numpyro.sample("z", dist.Normal(0.0, 1.0).expand([3]))
+        numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
+
+    result = ar.infer(model, np.array([0.3, -0.2, 1.0]), num_chains=2, num_warmup=100, num_samples=150, progress=False)
+    rows = [line for line in result.summary().splitlines() if line.startswith("z[")]
+    assert len(rows) == 3 and all(line.split()[-2:] == ["-", "-"] for line in rows)

@@ -148,15 +148,19 @@ class InferenceResult:
         ]
         for name, value in self.samples.items():
             flat = value.reshape(value.shape[0] * value.shape[1], -1)
-            ess = np.asarray(d.standard.ess_bulk[name]).ravel()
-            rhat = np.asarray(d.standard.r_hat[name]).ravel()
+            # A site with no element in the density (e.g. under handlers.mask) has no diagnostics
+            # (``diagnostics.masked``): its rows say so instead of raising KeyError.
+            nothing = np.full(flat.shape[1], np.nan)
+            ess = np.asarray(d.standard.ess_bulk.get(name, nothing)).ravel()
+            rhat = np.asarray(d.standard.r_hat.get(name, nothing)).ravel()
             for j in range(flat.shape[1]):
                 label = name if flat.shape[1] == 1 else f"{name}[{j}]"
                 col = flat[:, j]
                 q5, q95 = np.percentile(col, [5, 95])
+                ess_text = f"{ess[j]:>10.0f}" if np.isfinite(ess[j]) else f"{'-':>10}"
+                rhat_text = f"{rhat[j]:>8.3f}" if np.isfinite(rhat[j]) else f"{'-':>8}"
                 lines.append(
-                    f"{label:<14}{col.mean():>10.3f}{col.std():>10.3f}{q5:>10.3f}{q95:>10.3f}"
-                    f"{ess[j]:>10.0f}{rhat[j]:>8.3f}"
+                    f"{label:<14}{col.mean():>10.3f}{col.std():>10.3f}{q5:>10.3f}{q95:>10.3f}{ess_text}{rhat_text}"
                 )
         if self.parameterisation:
             lines += ["", "parameterisation (lambda: 1 = centred, 0 = non-centred):"]
