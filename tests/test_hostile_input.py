@@ -635,6 +635,9 @@ def test_corrupted_data_file_names_the_file_and_what_to_do(tmp_path, real_data_d
         (["run", "eight_schools", "--meta-probes", "fit", "--quiet"], "--meta-probes is for --method meta"),
         (["graph", "eight_schools", "--sites", "thetaa"], "--sites does not apply to graph"),
         (["graph", "eight_schools", "--json", "/proc/no_such_folder/g.json"], "cannot write --json /proc/no_such_folder"),
+        # HMC's options under NUTS did nothing, without a word (found in review)
+        (["run", "eight_schools", "--leapfrog", "8", "--quiet"], "num_leapfrog=8 configure fixed-length HMC"),
+        (["compare", "eight_schools", "--paper", "--quiet"], "step_size_rule='sign', oracle_metric='paper' configure"),
     ],
 )
 def test_command_line_errors_are_one_line_and_exit_2(argv, message, tmp_path, capsys):
@@ -655,6 +658,10 @@ def test_command_line_errors_are_one_line_and_exit_2(argv, message, tmp_path, ca
     (["vip", "eight_schools", "--sites", " , "], "argument --sites: names no site"),
     (["fuzz", "--target-accept", "1"], "argument --target-accept: must lie strictly between 0 and 1, got '1'"),
     (["sbc", "--target-accept", "high"], "argument --target-accept: must be a number between 0 and 1"),
+    # bare ValueErrors from inside the commands before (found in review)
+    (["bench", "--grid", "1,x"], "argument --grid: must be an integer, got 'x'"),
+    (["report", "--extra", "gpu_run"], "argument --extra: must be TITLE=DIR"),
+    (["meta", "train", "--corpus", "c", "--out", "o", "--seeds", "0,x"], "argument --seeds: must be an integer"),
 ])
 def test_bad_numbers_on_the_command_line_stop_before_anything_runs(argv, message, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:

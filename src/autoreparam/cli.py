@@ -8,7 +8,7 @@ import sys
 import time
 import warnings
 
-from autoreparam.cli_types import acceptance, count, natural, naturals, sites as site_names
+from autoreparam.cli_types import acceptance, count, counts, natural, naturals, sites as site_names, title_and_folder
 from autoreparam.errors import ArgumentError, ConvergenceWarning
 
 
@@ -143,7 +143,7 @@ def cmd_bench(args) -> int:
         num_chains=args.chains,
         num_warmup=args.warmup,
         num_samples=args.samples,
-        leapfrog_grid=listed(args.grid, int),
+        leapfrog_grid=args.grid,
         grid_patience=args.patience,
     )
     methods = HMC_METHODS if args.methods is None else listed(args.methods)
@@ -166,7 +166,7 @@ def cmd_bench(args) -> int:
 def cmd_report(args) -> int:
     from autoreparam.benchmark.report import write_report
 
-    extra = dict(item.split("=", 1) for item in args.extra or [])
+    extra = dict(args.extra or [])
     path = write_report(args.results, args.out, extra_results=extra, notes_path=args.notes)
     print(f"wrote {path}")
     return 0
@@ -279,7 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--chains", type=count, default=None, help="override the protocol's number of chains")
     bench.add_argument("--warmup", type=count, default=None, help="override the protocol's burn-in steps")
     bench.add_argument("--samples", type=count, default=None, help="override the protocol's draws per chain")
-    bench.add_argument("--grid", default=None, help="override the L grid, e.g. 1,2,4,8")
+    bench.add_argument("--grid", type=counts, default=None, help="override the L grid, e.g. 1,2,4,8")
     bench.add_argument("--patience", type=count, default=None, help="stop the L grid after this many drops")
     bench.add_argument("--methods", default=None, help="HMC methods, e.g. cp,ncp,ihmc,vip,vip_discrete")
     bench.add_argument(
@@ -298,7 +298,8 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="turn benchmark results into BENCHMARKS.md and figures")
     report.add_argument("--results", default="results/bench")
     report.add_argument("--out", default=".")
-    report.add_argument("--extra", action="append", help="TITLE=DIR of another run to append, e.g. a GPU run")
+    report.add_argument("--extra", action="append", type=title_and_folder,
+                        help="TITLE=DIR of another run to append, e.g. a GPU run")
     report.add_argument("--notes", default=None, help="a hand-written markdown file appended verbatim at the end")
     report.set_defaults(func=cmd_report)
 

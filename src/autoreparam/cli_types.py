@@ -45,6 +45,22 @@ def naturals(text: str) -> tuple[int, ...]:
     return tuple(natural(part) for part in text.split(",") if part.strip())
 
 
+def counts(text: str) -> tuple[int, ...]:
+    """Comma-separated positive integers, e.g. an L grid ``1,2,4,8``."""
+    values = tuple(count(part) for part in text.split(",") if part.strip())
+    if not values:
+        raise argparse.ArgumentTypeError(f"names no number, got {text!r}: give positive integers separated by commas")
+    return values
+
+
+def title_and_folder(text: str) -> tuple[str, str]:
+    """``TITLE=DIR``, e.g. ``"H200 run=benchmarks/results/gpu_h200_german_credit"``."""
+    title, equals, folder = text.partition("=")
+    if not equals or not title.strip() or not folder.strip():
+        raise argparse.ArgumentTypeError(f"must be TITLE=DIR (a section title, '=', a results folder), got {text!r}")
+    return title.strip(), folder.strip()
+
+
 def sites(text: str):
     """``default``, ``all`` or comma-separated site names; an empty list (``--sites ''``) would rewrite
     nothing, which ``run --method cp`` says plainly, so it is refused."""

@@ -56,6 +56,21 @@ def check_counts(num_chains, num_warmup, num_samples, num_leapfrog) -> None:
         raise ArgumentError(f"num_leapfrog must be a positive integer or 'oracle', got {num_leapfrog!r}")
 
 
+def check_hmc_options(kernel: str, num_leapfrog, step_size_rule: str, oracle_metric: str) -> None:
+    """Options of fixed-length HMC, refused under NUTS: there they did nothing, without a word (``run
+    --leapfrog 8`` with the default ``auto``, ``compare --paper`` with its default NUTS; found in review)."""
+    if kernel != "nuts":
+        return
+    given = [text for text, default in ((f"num_leapfrog={num_leapfrog!r}", num_leapfrog == "oracle"),
+                                        (f"step_size_rule={step_size_rule!r}", step_size_rule == "window"),
+                                        (f"oracle_metric={oracle_metric!r}", oracle_metric == "pooled"))
+             if not default]
+    if given:
+        raise ArgumentError(f"{', '.join(given)} configure fixed-length HMC, but the kernel is NUTS, which chooses its "
+                            "own trajectory lengths and tunes its step size by Stan's window adaptation: use "
+                            "kernel='hmc' (on the command line --kernel hmc), or drop them")
+
+
 def check_target_accept(target_accept) -> None:
     """None (the default, 0.8) or a number strictly between 0 and 1."""
     if target_accept is None:

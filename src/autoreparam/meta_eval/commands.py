@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from autoreparam.cli_types import naturals
+
 
 def _add_cluster_arguments(parser) -> None:
     parser.add_argument("--address", default=None, help="join this Ray cluster (default: start a local one)")
@@ -36,7 +38,7 @@ def cmd_train(args) -> int:
 
     overrides = {k: getattr(args, k) for k in ("regression_steps", "elbo_steps", "batch_models", "elbo_models")
                  if getattr(args, k) is not None}
-    seeds = tuple(int(s) for s in args.seeds.split(",") if s)
+    seeds = args.seeds
     labels = None if args.labels is None else [f for f in args.labels.split(",") if f]
     cards = train(args.corpus, labels, args.out, TrainConfig(**overrides), seeds=seeds,
                   progress=not args.quiet, limit=args.limit)
@@ -123,7 +125,8 @@ def add_meta_commands(sub) -> None:
     train.add_argument("--corpus", required=True)
     train.add_argument("--labels", default=None, help="comma-separated labels folders (default: CORPUS/labels)")
     train.add_argument("--out", required=True, help="run folder: checkpoints, log, final weights")
-    train.add_argument("--seeds", default="0", help="comma-separated training seeds, one run each (out/seed_S)")
+    train.add_argument("--seeds", type=naturals, default=(0,),
+                       help="comma-separated training seeds, one run each (out/seed_S)")
     train.add_argument("--regression-steps", type=int, default=None, help="warm-start steps (regression on VIP)")
     train.add_argument("--elbo-steps", type=int, default=None, help="steps of the ELBO objective")
     train.add_argument("--batch-models", type=int, default=None, help="models per step")
