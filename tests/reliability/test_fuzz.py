@@ -111,9 +111,9 @@ def test_plan_and_summary():
     tasks = plan_fuzz(n=60, seed=0, mcmc_n=0, chunk=25)
     assert [len(t["programs"]) for t in tasks] == [25, 25, 10]
     records = [
-        {"kind": "identity", "results": [{"status": "ok", "failed": [], "family": "funnel"},
-                                         {"status": "ok", "failed": ["identity"], "family": "glm"},
-                                         {"status": "error", "error": "x", "family": "glm"}]},
+        {"kind": "identity", "results": [{"program": 0, "status": "ok", "failed": [], "family": "funnel"},
+                                         {"program": 1, "status": "ok", "failed": ["identity"], "family": "glm"},
+                                         {"program": 2, "status": "error", "error": "x", "family": "glm"}]},
         {"kind": "prior", "program": 1, "status": "ok", "failed": True, "trustworthy": True, "family": "funnel"},
         {"kind": "prior", "program": 1, "status": "ok", "failed": True, "trustworthy": False, "family": "funnel"},
         {"kind": "invariance", "program": 2, "status": "ok", "failed": False, "trustworthy": True, "family": "glm"},
@@ -261,3 +261,24 @@ def test_a_store_keeps_one_set_of_invariance_runs(tmp_path, capsys):
     # A pass that plans no invariance check (the identities alone) is not refused.
     assert cli.main(["fuzz", "--out", str(store.root), "--n", "0", "--mcmc-n", "0", "--scan-twins", "0",
                      "--serial", "--quiet"]) == 0
+
+
+def test_identity_chunks_resumed_with_more_programs_or_another_chunk_skip_and_double_nothing():
+    """Keyed by their first program alone, a rerun with --n 5 after --n 3 (chunks of 2) took the chunk
+    holding program 2 alone for the one holding 2 and 3, and never checked 3; another --chunk checked
+    programs twice and counted both (found in review)."""
+    from autoreparam.reliability.fuzz import plan_fuzz, summarise_fuzz
+
+    def keys(n, chunk):
+        return {t["key"]: t["programs"] for t in plan_fuzz(n, 0, 0, chunk) if t["kind"] == "identity"}
+
+    first, grown = keys(3, 2), keys(5, 2)
+    left = [programs for key, programs in grown.items() if key not in first]
+    assert sorted(p for programs in left for p in programs) == [2, 3, 4]
+
+    def record(programs):
+        return {"kind": "identity", "results": [{"program": p, "status": "ok", "failed": False, "family": "funnel"}
+                                                for p in programs]}
+
+    summary = summarise_fuzz([record([0, 1]), record([2]), record([0, 1, 2]), record([3, 4])])
+    assert summary["identity"]["programs"] == 5

@@ -73,10 +73,13 @@ def plan_fuzz(n: int, seed: int, mcmc_n: int, chunk: int, settings: RunSettings 
     the runs ``invariance_runs`` (`prior.INVARIANCE_RUNS`)."""
     runs = list(invariance_run_labels(invariance_runs)) if invariance else []
     twins = time_series_programs(scan_twins, seed) if scan_twins else []
-    tasks = [{"key": f"scan_twin__{seed}__{twins[start]:06d}", "kind": "scan_twin", "seed": seed,
-              "programs": twins[start:start + chunk]} for start in range(0, len(twins), chunk)]
-    tasks += [{"key": f"identity__{seed}__{start:06d}", "kind": "identity", "seed": seed,
-              "programs": list(range(start, min(start + chunk, n)))} for start in range(0, n, chunk)]
+    # A chunk's key names its first and last program: keyed by its start alone, a rerun with a larger
+    # --n or another --chunk took a shorter chunk of the same start for done and skipped programs
+    # (found in review); ``summarise_fuzz`` counts a program checked twice once.
+    tasks = [{"key": f"scan_twin__{seed}__{twins[start]:06d}_{twins[start:start + chunk][-1]:06d}", "kind": "scan_twin",
+              "seed": seed, "programs": twins[start:start + chunk]} for start in range(0, len(twins), chunk)]
+    tasks += [{"key": f"identity__{seed}__{start:06d}_{min(start + chunk, n) - 1:06d}", "kind": "identity",
+               "seed": seed, "programs": list(range(start, min(start + chunk, n)))} for start in range(0, n, chunk)]
     labels = [s.label for s in method_specs(include_control=False)]
     if methods is not None:
         labels = [find_spec(label).label for label in methods]  # an unknown label is an ArgumentError here
@@ -169,7 +172,8 @@ def summarise_fuzz(records: list[dict]) -> dict[str, dict]:
     """Per invariant: programs, checks, failures (silent ones and those the run's diagnostics flagged), errors."""
     parts = {}
     for kind in ("identity", "scan_twin"):
-        results = [r for rec in records if rec["kind"] == kind for r in rec["results"]]
+        # one result per program: overlapping chunks (another --chunk, keys of older stores) check some twice
+        results = list({r["program"]: r for rec in records if rec["kind"] == kind for r in rec["results"]}.values())
         if kind == "scan_twin" and not results:
             continue  # stores written before the check existed
         parts[kind] = {
