@@ -28,6 +28,8 @@ PAPER_MODELS = (
 HMC_METHODS = ("cp", "ncp", "ihmc", "vip", "vip_discrete", "vip_ms")
 # nutpie_cp runs where the optional peers extra is installed (`make peers`) and is skipped elsewhere.
 PEERS = ("numpyro_nuts_cp", "numpyro_nuts_ncp", "numpyro_vip", "nutpie_cp")
+# Our NUTS cells (cells.py): NUTS on the best method, our VIP then NUTS, and ``infer(method="auto")``.
+EXTRAS = ("nuts", "vip_nuts", "auto")
 
 
 @dataclass(frozen=True)

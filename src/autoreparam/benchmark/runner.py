@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Iterable
 
 from autoreparam.benchmark.cells import hmc_key, run_auto_cell, run_hmc_cell, run_nuts_best_cell, run_vip_nuts_cell
 from autoreparam.benchmark.peers import missing_requirement, run_peer_cell
-from autoreparam.benchmark.protocol import HMC_METHODS, PEERS, Protocol
-from autoreparam.benchmark.store import ResultStore
+from autoreparam.benchmark.protocol import EXTRAS, HMC_METHODS, PEERS, Protocol
+from autoreparam.benchmark.store import ResultStore, jsonable
 from autoreparam.benchmark.workspace import Workspace, vi_key
+from autoreparam.errors import ArgumentError
 from autoreparam.mcmc.oracle import oracle_leapfrog
 from autoreparam.progress import task_bar
+
+# Protocol fields that may differ between passes into one folder: each model and seed has cells of its
+# own (keys name them) and the report orders models by whichever record it reads first.
+ADDITIVE_FIELDS = ("models", "seeds")
 
 
 def planned_cells(protocol: Protocol) -> int:
@@ -30,10 +36,14 @@ def _grid(ws: Workspace, method: str, seed: int, tick) -> None:
         tick(key)
         return ws.store.load(key)
 
-    def score(record: dict) -> tuple[float, float]:
+    def score(record: dict) -> tuple[float, float, float]:
+        # The R-hat too: without it oracle_leapfrog counts every L as agreeing, so patience counted
+        # drops while every L so far disagreed and stopped before the L the chains need (the report
+        # never picks a disagreeing L, report/oracle.py). Unknown (None, e.g. a failed cell): NaN.
         value = record.get("ess_per_1000_grads", {})
-        mean, se = value.get("mean"), value.get("se")
-        return (float("-inf") if mean is None else mean, float("nan") if se is None else se)
+        mean, se, r_hat = value.get("mean"), value.get("se"), record.get("max_r_hat")
+        return (float("-inf") if mean is None else mean, float("nan") if se is None else se,
+                float("nan") if r_hat is None else r_hat)
 
     oracle_leapfrog(run, score, ws.protocol.leapfrog_grid, patience=ws.protocol.grid_patience)
 
@@ -46,11 +56,18 @@ def run_benchmark(
     quirks: bool = False,
     methods: Iterable[str] = HMC_METHODS,
     peers: Iterable[str] = PEERS,
-    extras: Iterable[str] = ("nuts", "vip_nuts", "auto"),
+    extras: Iterable[str] = EXTRAS,
     progress: bool = True,
     deadline_minutes: float | None = None,
 ) -> ResultStore:
+    extras = tuple(extras)
+    # A misspelt extra (e.g. "vipnuts") used to run nothing, silently.
+    unknown = [name for name in extras if name not in EXTRAS]
+    if unknown:
+        raise ArgumentError(f"extras (--extras): unknown '{unknown[0]}'; choose from {', '.join(EXTRAS)}, "
+                            "or none ('')")
     store = ResultStore(out_dir)
+    refuse_other_settings(store, protocol, quirks)
     bar = task_bar(planned_cells(protocol), "benchmark cells", enabled=progress)
     started = time.perf_counter()
 
@@ -68,7 +85,7 @@ def run_benchmark(
         else:  # not saved as a failed cell, so that a rerun after installing the extra runs it
             bar.write(f"skipping peer {peer}: {reason}")
     try:
-        _run_all(protocol, store, data_dir, quirks, tuple(methods), tuple(runnable), tuple(extras), tick)
+        _run_all(protocol, store, data_dir, quirks, tuple(methods), tuple(runnable), extras, tick)
     except _Deadline:
         bar.write(f"deadline of {deadline_minutes} min reached; finished cells are kept, rerun to continue")
     bar.close()
@@ -81,6 +98,32 @@ def run_benchmark(
 
 class _Deadline(Exception):
     pass
+
+
+def _settings(protocol: dict, quirks) -> dict:
+    """The settings a cell depends on, as its JSON record stores them (tuples read back as lists)."""
+    settings = {k: v for k, v in protocol.items() if k not in ADDITIVE_FIELDS}
+    return json.loads(json.dumps(jsonable({**settings, "quirks": quirks})))
+
+
+def refuse_other_settings(store: ResultStore, protocol: Protocol, quirks: bool) -> None:
+    """Refuse to add cells to a folder whose cells were made with other settings.
+
+    A rerun skips every finished key, and keys name no setting, so ``--samples 500`` into a folder of
+    80-draw cells reused them silently and the report mixed both. As ``sbc`` and ``fuzz`` do
+    (``reliability.methods.refuse_mixed_settings``), every pass is checked here, so the first record
+    speaks for all. Other models and seeds may be added; a setting an old record lacks is not compared.
+    """
+    stored = store.first_record("protocol")
+    if stored is None:
+        return
+    before = _settings(stored["protocol"], stored.get("quirks", False))
+    now = _settings(protocol.to_dict(), quirks)
+    differ = [f"{k} {before[k]!r} there, {now[k]!r} now" for k in now if k in before and before[k] != now[k]]
+    if differ:
+        raise ArgumentError(f"{store.root} holds benchmark cells made with other settings ({'; '.join(differ)}); "
+                            "finished cells would be reused as if made with these: write to another --out "
+                            "folder, or repeat the settings it ran with")
 
 
 def _run_all(protocol, store, data_dir, quirks, methods, peers, extras, tick) -> None:

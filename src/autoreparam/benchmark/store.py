@@ -24,13 +24,14 @@ def _atomic_write(path: Path, write) -> None:
         raise
 
 
-def _jsonable(value):
+def jsonable(value):
+    """``value`` with arrays as lists and non-finite floats as None, as records are stored."""
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
+        return jsonable(value.tolist())
     if isinstance(value, (np.floating, float)):
         return float(value) if np.isfinite(value) else None
     if isinstance(value, np.integer):
@@ -68,7 +69,7 @@ class ResultStore:
         if arrays:
             _atomic_write(self._npz(key), lambda h: np.savez_compressed(h, **arrays))
             record = {**record, "arrays": str(self._npz(key).relative_to(self.root))}
-        text = json.dumps(_jsonable({**record, "key": key}), indent=1, sort_keys=True)
+        text = json.dumps(jsonable({**record, "key": key}), indent=1, sort_keys=True)
         _atomic_write(self._json(key), lambda h: h.write(text.encode()))
 
     def load(self, key: str) -> dict:
@@ -77,6 +78,14 @@ class ResultStore:
     def arrays(self, key: str) -> dict:
         with np.load(self._npz(key)) as data:
             return {k: data[k] for k in data.files}
+
+    def first_record(self, field: str) -> dict | None:
+        """The first finished cell (in key order) whose record has ``field``, or None; reads no further."""
+        for path in sorted((self.root / "cells").glob("*.json")):
+            record = _read_cell(path)
+            if field in record:
+                return record
+        return None
 
     def is_empty(self) -> bool:
         """No finished cell (a folder that does not exist is empty), without reading any."""

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from autoreparam.benchmark.store import ResultStore, _jsonable
+from autoreparam.benchmark.store import ResultStore, jsonable
 from autoreparam.errors import ArgumentError
 from autoreparam.reliability.carry import carry_fuzz_checks
 from autoreparam.reliability.figures import rank_histograms
@@ -238,7 +238,7 @@ def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims:
                "sbc_folder": str(sbc_dir) if sbc_records else previous.get("sbc_folder", DEFAULT_SBC),
                "fuzz_folders": folders, "fuzz_carried_folders": carried_folders}
     # What the file will hold (keys sorted as there), so this rendering and a later one from the file agree.
-    summary = json.loads(json.dumps(_jsonable(summary), sort_keys=True))
+    summary = json.loads(json.dumps(jsonable(summary), sort_keys=True))
     _write_document(out, summary, notes)
     (out / SUMMARY).parent.mkdir(parents=True, exist_ok=True)
     (out / SUMMARY).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")

@@ -14,7 +14,7 @@ from autoreparam.benchmark.report.collect import Collected
 from autoreparam.benchmark.report.figures import new_figure, save
 from autoreparam.benchmark.report.phases import LABELS, PHASES, UNATTRIBUTED, ordered_phases, phase_rows
 
-COLOURS = {"compile": "tab:red", "variational": "tab:purple", "warmup": "tab:orange", "pilot": "tab:olive",
+COLOURS = {"compile": "tab:red", "variational": "tab:purple", "warmup": "tab:orange", "pilots": "tab:olive",
            "sampling": "tab:blue", UNATTRIBUTED: "lightgrey"}
 SPARE = ("tab:cyan", "tab:pink", "tab:brown", "tab:green", "tab:gray")
 

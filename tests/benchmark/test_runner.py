@@ -1,0 +1,105 @@
+"""The benchmark runner's resume and grid rules, without running a sampler: the oracle's grid sees
+R-hat, a folder made with other settings is refused, unknown extras are named, and the per-cell
+diagnostics use every chain. Hand-made records (test fixtures, not benchmark results)."""
+
+from __future__ import annotations
+
+import dataclasses
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from autoreparam.benchmark import runner
+from autoreparam.benchmark.cells import hmc_key
+from autoreparam.benchmark.protocol import get_protocol
+from autoreparam.benchmark.store import ResultStore
+from autoreparam.diagnostics.standard import standard_diagnostics
+from autoreparam.errors import ArgumentError
+from autoreparam.mcmc.config import PAPER_L_GRID
+
+
+def test_the_grid_counts_drops_only_once_some_l_has_agreeing_chains(tmp_path, monkeypatch):
+    # Short L: chains disagree (R-hat > 1.01) and their per-chain scores fall; L = 8 is the first good one.
+    cells = {1: (2.77, 1.3), 2: (1.7, 1.2), 4: (1.3, 1.1), 8: (9.0, 1.0), 16: (12.0, 1.0)}
+    ran = []
+
+    def fake_cell(ws, method, num_leapfrog, seed):
+        ran.append(num_leapfrog)
+        mean, r_hat = cells.get(num_leapfrog, (0.5, 1.0))
+        ws.store.save(hmc_key(ws.name, method, num_leapfrog, seed),
+                      {"ess_per_1000_grads": {"mean": mean, "se": 0.1}, "max_r_hat": r_hat})
+
+    monkeypatch.setattr(runner, "run_hmc_cell", fake_cell)
+    protocol = dataclasses.replace(get_protocol("cpu"), leapfrog_grid=PAPER_L_GRID, grid_patience=2)
+    ws = SimpleNamespace(name="toy", protocol=protocol, store=ResultStore(tmp_path))
+    runner._grid(ws, "cp", 0, lambda key: None)
+    assert ran == [1, 2, 4, 8, 16, 32, 64]  # stopped two drops after the best agreeing L, not at L = 4
+
+
+def _stored(store: ResultStore, protocol, quirks=False) -> None:
+    store.save("vi__eight_schools__s0", {"kind": "vi", "protocol": protocol.to_dict(), "quirks": quirks})
+
+
+def test_bench_refuses_a_folder_made_with_other_settings(tmp_path, monkeypatch):
+    ran = []
+    monkeypatch.setattr(runner, "_run_all", lambda *args: ran.append(args[0]))
+    _stored(ResultStore(tmp_path), get_protocol("tiny"))
+    with pytest.raises(ArgumentError) as error:
+        runner.run_benchmark(get_protocol("tiny", num_samples=500, num_chains=8), tmp_path, progress=False)
+    message = str(error.value)
+    assert str(tmp_path) in message and "--out" in message
+    assert "num_samples 80 there, 500 now" in message and "num_chains 4 there, 8 now" in message
+    with pytest.raises(ArgumentError, match="quirks False there, True now"):
+        runner.run_benchmark(get_protocol("tiny"), tmp_path, quirks=True, progress=False)
+    assert ran == []
+    # Other models and seeds add cells of their own; the same settings resume.
+    runner.run_benchmark(get_protocol("tiny", models=("radon_mn",), seeds=(1, 2)), tmp_path, progress=False)
+    runner.run_benchmark(get_protocol("tiny"), tmp_path, progress=False)
+    assert len(ran) == 2
+
+
+def test_bench_names_an_unknown_extra(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "_run_all", lambda *args: None)
+    with pytest.raises(ArgumentError, match=r"--extras.*unknown 'vipnuts'.*nuts, vip_nuts, auto"):
+        runner.run_benchmark(get_protocol("tiny"), tmp_path, extras=("nuts", "vipnuts"), progress=False)
+    assert ResultStore(tmp_path).is_empty()
+    runner.run_benchmark(get_protocol("tiny"), tmp_path, extras=(), progress=False)
+
+
+def _thirty_chains():
+    rng = np.random.default_rng(0)
+    draws = rng.normal(size=(30, 200, 3)).astype(np.float32)  # more chains than MAX_RUNNING_CHAINS (20)
+    draws[20:, :, 2] += 0.5  # the chains past 20 disagree a little on one element
+    return draws, {"a": draws[:, :, :2], "b": draws[:, :, 2]}
+
+
+def test_cell_diagnostics_use_every_chain_as_the_seconds_do():
+    from autoreparam.benchmark.summary import summarise
+
+    draws, samples = _thirty_chains()
+    num_chains, num_draws, _ = draws.shape
+    everything = standard_diagnostics(samples)
+    first_20 = standard_diagnostics({k: v[:20] for k, v in samples.items()})
+    assert everything.min_ess_bulk != pytest.approx(first_20.min_ess_bulk, rel=0.1)
+    assert everything.max_r_hat > first_20.max_r_hat  # only every chain sees the disagreement
+    chains = SimpleNamespace(
+        draws=draws, grad_evals=np.full(num_chains, 1000.0), warmup_grad_evals=np.full(num_chains, 500.0),
+        divergences=np.zeros(num_chains), warmup_divergences=np.zeros(num_chains),
+        acceptance=np.full((num_chains, 1), 0.8), step_size=np.full((num_chains, 1), 0.1),
+        num_chains=num_chains, num_draws=num_draws, seconds={"sampling": 1.0},
+    )
+    record, _ = summarise(chains, samples, keep_draws=50)
+    assert record["min_ess_bulk"] == pytest.approx(everything.min_ess_bulk)
+    assert record["min_ess_tail"] == pytest.approx(everything.min_ess_tail)
+    assert record["max_r_hat"] == pytest.approx(everything.max_r_hat)
+
+
+def test_blocked_diagnostics_equal_one_call_over_everything():
+    from autoreparam.benchmark.summary import all_chain_diagnostics
+
+    draws, samples = _thirty_chains()
+    everything = standard_diagnostics(samples)
+    blocked = all_chain_diagnostics(samples, block_values=draws.shape[0] * draws.shape[1])  # one element a call
+    assert blocked == pytest.approx({"min_ess_bulk": everything.min_ess_bulk,
+                                     "min_ess_tail": everything.min_ess_tail, "max_r_hat": everything.max_r_hat})
