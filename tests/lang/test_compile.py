@@ -56,7 +56,9 @@ def test_nested_loops_are_nested_plates():
     sites = _sites(model, kwargs)
     assert sites["z"]["value"].shape == (3, 4) and sites["a"]["value"].shape == (3,)
     plates = {f.name: (f.dim, f.size) for f in sites["z"]["cond_indep_stack"]}
-    assert plates == {"i in 1..I": (-2, 3), "i in 1..I > j in 1..J": (-1, 4)}
+    assert plates == {"i in 1..I (dim -2)": (-2, 3), "i in 1..I > j in 1..J": (-1, 4)}
+    # The lone `for (i ...)` above is at dim -1: one plate name per (loop, dim), as NumPyro requires.
+    assert {f.name: (f.dim, f.size) for f in sites["a"]["cond_indep_stack"]} == {"i in 1..I": (-1, 3)}
     p = _latents(model, kwargs)
     expected = (dist.HalfNormal(1).log_prob(p["s"]) + dist.Normal(0, 1).log_prob(p["a"]).sum()
                 + dist.Normal(0, 2).log_prob(p["b"]).sum()
@@ -165,3 +167,70 @@ def test_unknown_keyword_is_refused():
     model, _, kwargs = compile_program(RANDOM_WALK, {"T": 2, "y": [0.0, 1.0]})
     with pytest.raises(ar.lang.ProgramError, match="observed variables"):
         handlers.seed(model, 0)(z=1.0)
+
+
+def test_a_loop_variable_reused_at_another_plate_depth_still_fits_an_autoguide():
+    # Found in review: `for (i ...)` alone and as the outer loop of a nest gave one plate name two dims,
+    # which AutoNormal (and any guide that replays the plates) refuses.
+    from numpyro.infer import SVI, Trace_ELBO
+    from numpyro.infer.autoguide import AutoNormal
+
+    model, args, kwargs = compile_program(CROSSED, {"I": 3, "J": 4, "y": np.zeros((3, 4)).tolist()})
+    svi = SVI(model, AutoNormal(model), numpyro.optim.Adam(0.01), Trace_ELBO())
+    state = svi.init(jax.random.PRNGKey(0), **kwargs)
+    assert svi.get_params(state)["z_auto_loc"].shape == (3, 4)
+    assert np.isfinite(float(svi.evaluate(state, **kwargs)))
+
+
+def test_a_nested_loop_reads_what_its_enclosing_loop_defined():
+    text = """data N: int
+data M: int
+data y: real[N, M]
+for (i in 1 .. N)
+  a[i] ~ normal(0, 1)
+  for (j in 1 .. M)
+    b[i, j] ~ normal(a[i], 1)
+    y[i, j] ~ normal(b[i, j], 0.5)
+"""
+    y = np.arange(6.0).reshape(2, 3)
+    model, args, kwargs = compile_program(text, {"N": 2, "M": 3, "y": y.tolist()})
+    p = _latents(model, kwargs)
+    assert p["a"].shape == (2,) and p["b"].shape == (2, 3)
+    expected = (dist.Normal(0, 1).log_prob(p["a"]).sum() + dist.Normal(p["a"][:, None], 1).log_prob(p["b"]).sum()
+                + dist.Normal(p["b"], 0.5).log_prob(y).sum())
+    assert float(log_density(model, args, kwargs, p)[0]) == pytest.approx(float(expected), rel=1e-5)
+
+
+AR1_ON_DATA = """data T: int
+data y: real[T]
+a ~ normal(0, 1)
+for (t in 2 .. T)
+  y[t] ~ normal(a * y[t - 1], 1)
+"""
+
+
+def test_observed_data_read_before_it_is_sampled_is_used_but_needs_the_data_to_run():
+    # y[1] is never sampled: the AR(1) reads it as its start, so it is not dropped data.
+    y = [0.5, 1.0, -0.3]
+    model, args, kwargs = compile_program(AR1_ON_DATA, {"T": 3, "y": y})
+    expected = dist.Normal(0, 1).log_prob(0.4) + dist.Normal(0.4 * jnp.array(y[:-1]), 1).log_prob(jnp.array(y[1:])).sum()
+    assert float(log_density(model, args, kwargs, {"a": 0.4})[0]) == pytest.approx(float(expected), rel=1e-5)
+    # Found in review: the prior predictive (data dropped) failed with a bare KeyError.
+    with pytest.raises(ar.lang.ProgramError, match=r"<program>:5:21: data error: 'y' is observed data, read here "
+                       r"before any statement samples it, so this program cannot run without its data"):
+        handlers.seed(model, 0)()
+
+
+def test_a_row_of_an_array_defined_element_by_element():
+    text = "x[1, 1] ~ normal(0, 1)\nx[1, 2] ~ normal(0, 1)\ns = sum(x[1])\nm ~ normal(s, 1)\n"
+    model, args, kwargs = compile_program(text)
+    p = {"x[1,1]": 0.5, "x[1,2]": -1.5, "m": 0.2}
+    expected = dist.Normal(0, 1).log_prob(jnp.array([0.5, -1.5])).sum() + dist.Normal(-1.0, 1).log_prob(0.2)
+    assert float(log_density(model, args, kwargs, p)[0]) == pytest.approx(float(expected), rel=1e-6)
+
+
+@pytest.mark.parametrize("y", [np.zeros((0, 3)), []], ids=["numpy", "json"])
+def test_an_empty_outer_loop_around_an_inner_loop(y):
+    text = "data I: int\ndata J: int\ndata y: real[I, J]\nfor (i in 1 .. I)\n  for (j in 1 .. J)\n    y[i, j] ~ normal(0, 1)\n"
+    model, args, kwargs = compile_program(text, {"I": 0, "J": 3, "y": y})
+    assert kwargs["y"].shape == (0, 3) and float(log_density(model, args, kwargs, {})[0]) == 0.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import pytest
 
 from autoreparam.lang import ProgramError, compile_program
@@ -17,6 +18,8 @@ for (n in 1 .. N)
   y[n] ~ normal(a[g[n]], 1)
 """
 GOOD_DATA = {"N": 3, "J": 2, "g": [1, 2, 2], "y": [0.1, 0.2, 0.3]}
+SIZED = "data N: int\nmu ~ normal(0, 1)\nfor (i in 1 .. N)\n  x[i] ~ normal(mu, 1)\n"
+OBSERVED = "data y: {}[2]\ndata x: real[2]\nb ~ normal(0, 1)\nfor (n in 1 .. 2)\n  y[n] ~ {}\n"
 
 
 def _error(text, data=None) -> ProgramError:
@@ -64,6 +67,36 @@ CASES = {
     "whole target in a loop": ("for (n in 1 .. 2)\n  x ~ normal(0, 1)\n", None, "syntax", 2, 3, "defines an element"),
     "unrolled element used early": ("for (t in 1 .. 3)\n  x[t + 1] ~ normal(0, 1)\n  z[t] ~ normal(x[t], 1)\n", None,
                                     "name", 3, 17, "x[1] is used before it is defined"),
+    # Found in review: each of these was accepted, or failed later with a bare error.
+    "int data beyond int32 (2**63 wrapped)": (SIZED, {"N": 2**63}, "data", 1, 1, "'N' holds 9.22337e+18, beyond the integers"),
+    "int data 1e20": (SIZED, {"N": 1e20}, "data", 1, 1, "'N' holds 1e+20, beyond the integers"),
+    "int data beyond 64 bits": (SIZED, {"N": 2**70}, "data", 1, 1, "beyond the integers"),
+    "element index 0": ("x[0] ~ normal(0, 1)\ns = sum(x)\n", None, "shape", 1, 1, "x[0]: indices start at 1"),
+    "element index -1": ("x[-1] ~ normal(0, 1)\n", None, "shape", 1, 1, "x[-1]: indices start at 1"),
+    "bernoulli data 2": (OBSERVED.format("int", "bernoulli_logit(b)"), {"y": [0, 2], "x": [1, 1]}, "data", 5, 3,
+                         "observed y[2] = 2 is outside the support of bernoulli_logit, which takes only 0 or 1"),
+    "poisson data -1": (OBSERVED.format("int", "poisson_log(b)"), {"y": [-1, 0], "x": [1, 1]}, "data", 5, 3,
+                        "observed y[1] = -1 is outside the support of poisson_log, which takes non-negative values"),
+    "binomial data above the count": (OBSERVED.format("int", "binomial_logit(3, b)"), {"y": [5, 1], "x": [1, 1]}, "data", 5, 3,
+                                      "observed y[1] = 5 is outside the support of binomial_logit"),
+    "lognormal data 0": (OBSERVED.format("real", "lognormal(b, 1)"), {"y": [1.0, 0.0], "x": [1, 1]}, "data", 5, 3, "positive values"),
+    "observed element outside its support": ("data y: int[1]\ny[1] ~ poisson(2)\n", {"y": [-3]}, "data", 2, 1,
+                                             "observed y[1] = -3 is outside the support of poisson"),
+    "observed data no statement uses": ("data y: real[5]\nmu ~ normal(0, 1)\nfor (t in 2 .. 3)\n  y[t] ~ normal(mu, 1)\n",
+                                        {"y": [1, 2, 3, 4, 5]}, "shape", 4, 3,
+                                        "3 of them (y[1], y[4], y[5]) are neither sampled nor read"),
+    "observed element twice": ("data y: real[2]\nmu ~ normal(0, 1)\ny[1] ~ normal(mu, 1)\ny[1] ~ normal(mu, 2)\n"
+                               "y[2] ~ normal(mu, 1)\n", {"y": [1, 2]}, "name", 4, 1, "y[1] is observed twice"),
+    "log of 0 in data feeding a latent expression": (OBSERVED.format("real", "normal(b * log(x[n]), 1)"),
+                                                     {"y": [0, 0], "x": [1.0, 0.0]}, "value", 5, 21,
+                                                     "log(x[n]) is infinite or NaN for the data given"),
+    "data divisor 0 under a latent": (OBSERVED.format("real", "normal(b / x[n], 1)"), {"y": [0, 0], "x": [0.0, 1.0]},
+                                      "value", 5, 21, "x[n] is 0 for the data given, and divides"),
+    "data-only infinity assigned with a latent": ("data x: real[2]\nb ~ normal(0, 1)\nfor (n in 1 .. 2)\n"
+                                                  "  m[n] = b + 1 / x[n]\n  z[n] ~ normal(m[n], 1)\n", {"x": [1.0, 0.0]},
+                                                  "value", 4, 14, "1 / x[n] is infinite or NaN"),
+    "ragged nested loop": ("data N: int\ndata K: int[N]\nfor (i in 1 .. N)\n  for (j in 1 .. K[i])\n    z[i, j] ~ normal(0, 1)\n",
+                           {"N": 2, "K": [1, 2]}, "shape", 4, 20, "may not depend on the enclosing loop variable 'i'"),
 }
 
 
@@ -92,6 +125,18 @@ def test_a_data_file_fault_names_the_data_file_not_the_program(tmp_path):
     latin.write_bytes('{"N": "é"}'.encode("latin-1"))
     assert str(_error(str(program), str(latin))).startswith(f"{latin}: data error: the data file is not UTF-8")
     assert "not list" in str(_error(str(program), ["N", 3]))
+
+
+def test_a_program_file_that_is_not_utf8_names_the_file(tmp_path):
+    latin = tmp_path / "latin.arp"
+    latin.write_bytes("mu ~ normal(0, 1) # café\n".encode("latin-1"))
+    assert str(_error(str(latin))).startswith(f"{latin}: syntax error: the program file is not UTF-8 text")
+
+
+@pytest.mark.skipif(jnp.result_type(float) != jnp.float32, reason="float64 holds 1e39")
+def test_real_data_beyond_float32_is_refused_rather_than_made_inf():
+    error = _error("data x: real\nmu ~ normal(x, 1)\n", {"x": 1e39})
+    assert error.kind == "data" and "'x' holds 1e+39, beyond the numbers" in str(error)
 
 
 @pytest.mark.parametrize("text,data,line,message", [
@@ -124,5 +169,5 @@ def test_a_scale_fed_by_a_latent_is_told_to_give_that_latent_a_prior_on_its_doma
 
 def test_a_loop_too_large_for_memory_is_named_before_anything_is_allocated():
     text = "data J: int\nmu ~ normal(0, 1)\nfor (j in 1 .. J)\n  t[j] ~ normal(mu, 1)\n"
-    error = _error(text, {"J": 10**12})
-    assert error.kind == "shape" and error.pos.line == 3 and "1,000,000,000,000 elements" in str(error)
+    error = _error(text, {"J": 10**9})  # beyond 2**31 - 1 a size is refused as data already (it would wrap in JAX)
+    assert error.kind == "shape" and error.pos.line == 3 and "1,000,000,000 elements" in str(error)

@@ -68,6 +68,12 @@ def test_every_example_round_trips(path):
     ("data x: flot[3]\n", 1, 9, "expected one of: int, real"),
     ("a = 1 +\n", 1, 8, "expected"),
     ("a = 1 $ 2\n", 1, 7, "unexpected character '$'"),
+    # Found in review: no line at all, a name taken for the keyword `for`, a constant read as inf.
+    ("for (i in 1 .. 3)\n    x[i] ~ normal(0, 1)\n  y[i] ~ normal(0, 1)\n", 3, 3,
+     "indented 2 space(s), but the enclosing blocks are indented 0, 4"),
+    ("forecast ~ normal(0, 1)\ny ~ normal(forecast, 1))\n", 2, 24, "unexpected ')'"),
+    ("mu ~ normal(0, 1e400)\n", 1, 16, "the number 1e400 is too large"),
+    ("observe y = [1, -1e400]\n", 1, 18, "the number 1e400 is too large"),
 ])
 def test_syntax_errors_name_line_column_and_what_was_expected(text, line, column, says):
     with pytest.raises(ProgramError) as info:
@@ -76,3 +82,20 @@ def test_syntax_errors_name_line_column_and_what_was_expected(text, line, column
     assert (error.kind, error.pos.line, error.pos.column) == ("syntax", line, column)
     assert says in str(error)
     assert f"<program>:{line}:{column}" in str(error)
+
+
+def test_a_long_expression_is_refused_at_its_line_not_by_a_recursion_error():
+    from autoreparam.lang import check, compile_program
+
+    def chain(n):
+        return "mu ~ normal(0, 1)\nz = " + " + ".join(["mu"] * n) + "\nw ~ normal(z, 1)\n"
+
+    for n in (201, 5000):
+        with pytest.raises(ProgramError, match=r"<program>:2:1: syntax error: an expression here nests more than 200"):
+            parse(chain(n))
+    # The longest accepted expression goes through every stage that recurses over it.
+    program = parse(chain(200))
+    check(program)
+    assert parse(print_program(program)) == program
+    compile_program(chain(200))
+    assert parse("z = " + "(" * 1000 + "1" + ")" * 1000 + "\n") == parse("z = 1\n")  # parentheses add no depth

@@ -7,8 +7,9 @@ Every error is a `ProgramError` at the offending node. What this pass decides:
   per sample statement) or *unrolled* (one scalar site per element, for sequential models such as
   random walks). A loop is vectorised when its lower bound is the literal 1 and every statement in
   it defines ``name[i, j, ...]`` with exactly the enclosing loop variables and reads the names the
-  loop defines only at those indices. Otherwise it is unrolled, which is allowed only for a
-  top-level loop without nested loops.
+  loop defines only at the indices they were defined at (an inner loop may read the outer ``a[i]``).
+  Otherwise it is unrolled, which is allowed only for a top-level loop without nested loops. A
+  nested loop's bounds may not depend on the enclosing loop variables (plates are rectangular).
 Sizes and index ranges need the data; `compile.py` checks them in a dry run.
 """
 
@@ -164,6 +165,13 @@ class _Checker:
     def for_loop(self, stmt: ir.For):
         self.static_int(stmt.lower, "a loop bound")
         self.static_int(stmt.upper, "a loop bound")
+        for bound in (stmt.lower, stmt.upper):
+            # Nested loops are plates, which are rectangular: an inner size may not vary with an outer index.
+            outer = [sub for sub in ir.walk_expr(bound) if isinstance(sub, ir.Var) and sub.name in self.loop_stack]
+            if outer:
+                raise _error("shape", outer[0], f"the bounds of a nested loop may not depend on the enclosing loop "
+                             f"variable '{outer[0].name}' (nested loops are rectangular plates): loop over the "
+                             "largest size, or flatten the nest into one loop over all elements")
         if stmt.var in self.scope:
             raise _error("name", stmt, f"loop variable '{stmt.var}' is already defined at {self.scope[stmt.var].pos}")
         unroll = not self.loop_stack and _needs_unrolling(stmt, [])
@@ -255,7 +263,9 @@ def _needs_unrolling(stmt: ir.For, outer: list[str]) -> bool:
     """True unless the loop can run as plates (see the module docstring)."""
     if stmt.lower != ir.Num(1):
         return True
-    defined: set[str] = set()
+    # Name -> the loop variables it is defined at. A nested loop may read a name defined by an enclosing
+    # loop at that loop's own variables (`a[i]` inside `for j`): a slice broadcast along the inner plate.
+    defined: dict[str, tuple] = {}
 
     def visit(statements, loop_vars) -> bool:
         for s in statements:
@@ -270,12 +280,12 @@ def _needs_unrolling(stmt: ir.For, outer: list[str]) -> bool:
                 for sub in ir.walk_expr(e):
                     if isinstance(sub, ir.Var) and sub.name in defined:
                         return True
-                    if isinstance(sub, ir.Index) and sub.name in defined and sub.indices != _pattern(loop_vars):
+                    if isinstance(sub, ir.Index) and sub.name in defined and sub.indices != defined[sub.name]:
                         return True
             target = s.target
             if not isinstance(target, ir.Index) or target.indices != _pattern(loop_vars):
                 return True
-            defined.add(target.name)
+            defined[target.name] = _pattern(loop_vars)
         return False
 
     return visit(stmt.body, outer + [stmt.var])

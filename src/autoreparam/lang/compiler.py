@@ -45,8 +45,10 @@ class _Run:
         self.checked = checked
         self.source = source  # (program text, path): where an error found while the model runs points
         self.observed = observed  # observed name -> array or None (sample it)
-        self.ev = Evaluator(env, checking)
+        self.ev = Evaluator(env, checking, watched=tuple(observed) if checking else ())
         self.checking = checking
+        self.sampled: dict[str, set] = {}  # observed name -> keys of its elements observed one by one
+        self.latent: set[str] = set()  # names whose values depend on a latent (the dry run has zeros for them)
 
     @property
     def env(self):
@@ -91,13 +93,17 @@ class _Run:
         self.ev.loops.pop()
 
     def _define_empty(self, statements, shape):
-        # A loop with no iterations defines empty arrays; its observed data must be empty too.
-        for stmt in ir.walk_statements(statements):
-            if isinstance(stmt, (ir.Sample, ir.Assign)):
+        # A loop with no iterations defines empty arrays; its observed data must be empty too. A nested
+        # loop's bounds depend on data alone (check.py), so its size is known here too.
+        for stmt in statements:
+            if isinstance(stmt, ir.For):
+                size = max(self.scalar(stmt.upper) - self.scalar(stmt.lower) + 1, 0)
+                self._define_empty(stmt.body, shape + (size,))
+            elif isinstance(stmt, (ir.Sample, ir.Assign)):
                 name = stmt.target.name
                 if name in self.observed and self.observed[name] is not None:
-                    self._check_observed_shape(stmt, self.observed[name], shape[: np.ndim(self.observed[name])])
-                self.env[name] = np.zeros(shape[: len(stmt.target.indices)] if isinstance(stmt.target, ir.Index) else ())
+                    self._check_observed_shape(stmt, self.observed[name], shape)
+                self.env[name] = np.zeros(shape)
 
     def _check_observed_shape(self, stmt, value, shape):
         if self.checking and tuple(np.shape(value)) != tuple(shape):
@@ -106,9 +112,10 @@ class _Run:
 
     def _arguments(self, stmt: ir.Sample):
         spec = lookup(stmt.dist)
-        args = stmt.args[1:] if spec.optional_zero_loc and len(stmt.args) == len(spec.params) + 1 else stmt.args
         values = []
-        for param, arg in zip(spec.params, args):
+        for param, arg in zip(spec.params, self._argument_exprs(stmt)):
+            if self.checking and self._depends_on_latent(arg):
+                self._check_data_parts(arg, f"{spec.name}'s {param}")
             value = self.ev.eval(arg)
             if is_static(value) and param not in spec.int_params:
                 value = np.asarray(value, dtype=_float_dtype())
@@ -116,7 +123,12 @@ class _Run:
         return spec, values
 
     def _element_key(self, target: ir.Index) -> tuple[int, ...]:
-        return tuple(self.scalar(i) for i in target.indices)
+        key = tuple(self.scalar(i) for i in target.indices)
+        if self.checking and any(k < 1 for k in key):
+            # An element 0 or -1 would be its own site, then break the array it belongs to when read whole.
+            raise ProgramError("shape", target.pos, f"{target.name}[{', '.join(map(str, key))}]: indices start at 1; "
+                               "number the elements from 1 (shift the loop, e.g. `for (t in 1 .. T)`)")
+        return key
 
     def sample(self, stmt: ir.Sample):
         spec, values = self._arguments(stmt)
@@ -127,6 +139,8 @@ class _Run:
             shape = self.ev.loop_shape()
             if data is not None:
                 self._check_observed_shape(stmt, data, shape)
+            else:
+                self.latent.add(name)
             self.env[name] = self.site(name, spec, values, data, stmt)
             return
         key = self._element_key(stmt.target)
@@ -134,8 +148,12 @@ class _Run:
         if data is not None:
             if self.checking and any(not 1 <= k <= n for k, n in zip(key, np.shape(data))):
                 raise ProgramError("shape", stmt.pos, f"{site} is outside the observed data (shape {np.shape(data)})")
+            if key in self.sampled.setdefault(name, set()):
+                raise ProgramError("name", stmt.pos, f"{site} is observed twice; sample each observed element once")
+            self.sampled[name].add(key)
             self.site(site, spec, values, data[tuple(k - 1 for k in key)], stmt)
             return
+        self.latent.add(name)
         array = self.env.setdefault(name, ElementArray(name, len(key)))
         if key in array.elements:
             raise ProgramError("name", stmt.pos, f"{site} is defined twice")
@@ -146,6 +164,8 @@ class _Run:
             if obs is not None and spec.support == "int" and not np.all(np.asarray(obs) == np.round(obs)):
                 raise ProgramError("data", stmt.pos, f"'{stmt.target.name}' is observed from {spec.name}, "
                                    "which needs integer data")
+            if obs is not None:
+                self._check_domain(name, spec, values, obs, stmt)
             return obs if obs is not None else np.zeros(self.ev.loop_shape())
         if obs is not None and spec.support == "real" and isinstance(obs, np.ndarray):
             obs = obs.astype(_float_dtype())
@@ -168,12 +188,71 @@ class _Run:
         loops = self.ev.loops
         with contextlib.ExitStack() as stack:
             for depth, loop in enumerate(loops):
-                stack.enter_context(numpyro.plate(loop.plate, loop.size, dim=depth - len(loops)))
+                # NumPyro needs one dim per plate name, but a loop's dim depends on how deep the statement
+                # sits: `for i` alone is at -1, as the outer loop of a nest at -2. So the name carries the
+                # dim when it is not -1 (innermost loops and lone loops, all the corpus has, keep theirs).
+                dim = depth - len(loops)
+                plate = loop.plate if dim == -1 else f"{loop.plate} (dim {dim})"
+                stack.enter_context(numpyro.plate(plate, loop.size, dim=dim))
             return numpyro.sample(name, fn, obs=obs)
+
+    def _check_domain(self, site, spec, values, obs, stmt):
+        if spec.domain is None:
+            return
+        args = dict(zip(spec.params, values))
+        if any(self._depends_on_latent(arg) for param, arg in zip(spec.params, self._argument_exprs(stmt))
+               if param in spec.domain_params):
+            return  # a latent bound (uniform's low): the likelihood then constrains the latent, as it should
+        what, inside = spec.domain
+        mask = np.broadcast_to(inside(np.asarray(obs), args), np.shape(obs))
+        if not np.all(mask):
+            where = tuple(int(i) for i in np.argwhere(~mask)[0])
+            element = f"{site}[{', '.join(str(i + 1) for i in where)}]" if where else site
+            bad = np.asarray(obs)[where] if where else np.asarray(obs)
+            raise ProgramError("data", stmt.pos, f"observed {element} = {bad.item():g} is outside the support of "
+                               f"{spec.name}, which takes {what} ({int(np.sum(~mask))} value(s) outside): the log "
+                               "density would be -inf everywhere; check the data, or choose a likelihood for them")
+
+    def _argument_exprs(self, stmt: ir.Sample):
+        spec = lookup(stmt.dist)
+        return stmt.args[1:] if spec.optional_zero_loc and len(stmt.args) == len(spec.params) + 1 else stmt.args
+
+    def _depends_on_latent(self, expr) -> bool:
+        return any(isinstance(sub, (ir.Var, ir.Index)) and sub.name in self.latent for sub in ir.walk_expr(expr))
+
+    def _check_data_parts(self, expr, feeds: str):
+        """In the dry run, the parts of a latent-dependent expression that depend on data alone must be finite.
+
+        Under ``jit`` (as samplers run) nothing can be checked once a latent joins in: ``b * log(x[n])`` with
+        x[n] = 0 would silently give a log density of -inf or NaN.
+        """
+        stack = [(expr, False)]  # (expression, whether it divides a latent-dependent value)
+        while stack:
+            sub, divisor = stack.pop()
+            if isinstance(sub, ir.Num) and not divisor:
+                continue
+            if self._depends_on_latent(sub):
+                if isinstance(sub, ir.BinOp):
+                    stack += [(sub.left, False), (sub.right, sub.op == "/")]
+                elif isinstance(sub, (ir.Call, ir.Neg)):  # not a latent's indices: integers, finite
+                    stack += [(arg, False) for arg in (sub.args if isinstance(sub, ir.Call) else (sub.operand,))]
+                continue
+            value = np.asarray(self.ev.eval(sub), dtype=np.float64)
+            if not np.all(np.isfinite(value)) or (divisor and np.any(value == 0)):
+                bad = int(np.sum(~np.isfinite(value) | ((value == 0) & divisor)))
+                what = ("is 0 for the data given, and divides" if divisor and np.all(np.isfinite(value)) else
+                        "is infinite or NaN for the data given (e.g. log of 0, or a division by 0), and feeds")
+                raise ProgramError("value", sub.pos, f"{print_expr(sub)} {what} a value that depends on a latent "
+                                   f"({bad} element(s)); {feeds} would be infinite or NaN at every point: check the "
+                                   "data, or guard the expression")
 
     def assign(self, stmt: ir.Assign):
         value = self.ev.eval(stmt.value)
         name = stmt.target.name
+        if self._depends_on_latent(stmt.value):
+            self.latent.add(name)
+            if self.checking:
+                self._check_data_parts(stmt.value, "the value assigned here")
         if isinstance(stmt.target, ir.Var):
             self.env[name] = value
         elif self.ev.loops:
@@ -187,11 +266,28 @@ class _Run:
             array.elements[key] = value
 
 
+def _check_coverage(run: _Run):
+    # Observed data that no statement samples or reads would be dropped without a word.
+    for name, keys in run.sampled.items():
+        covered = run.ev.reads.get(name, np.zeros(np.shape(run.observed[name]), bool)).copy()
+        for key in keys:
+            covered[tuple(k - 1 for k in key)] = True
+        unused = [tuple(int(i) + 1 for i in where) for where in np.argwhere(~covered)]
+        if unused:
+            shown = ", ".join(f"{name}[{', '.join(map(str, key))}]" for key in unused[:3])
+            raise ProgramError("shape", run.checked.observed[name], f"observed '{name}' has {covered.size} element(s), "
+                               f"but {len(unused)} of them ({shown}{', ...' if len(unused) > 3 else ''}) are neither "
+                               "sampled nor read by any statement: sample every element, or give only the data the "
+                               "program uses")
+
+
 def _check_declared_sizes(checked: CheckedProgram, data: dict):
     evaluator = Evaluator(dict(data), checking=True)
     for name, node in checked.data.items():
         if isinstance(node, ir.DataDecl) and node.type.dims:
             declared = tuple(int(np.asarray(evaluator.eval(d)).reshape(())) for d in node.type.dims)
+            if data[name].size == 0 and np.prod(declared) == 0:
+                data[name] = data[name].reshape(declared)  # a JSON `[]` for a matrix with no rows
             if data[name].shape != declared:
                 raise ProgramError("shape", node.pos, f"data field '{name}' has shape {data[name].shape}, but is "
                                    f"declared {node.type.base}[{', '.join(map(print_expr, node.type.dims))}] = {declared}")
@@ -227,7 +323,14 @@ def _read_source(source) -> tuple[str, str]:
         path = Path(source)
         if not path.is_file():
             raise ProgramError("syntax", None, "program file not found", path=str(path))
-        return path.read_text(encoding="utf-8"), str(path)
+        try:
+            return path.read_text(encoding="utf-8"), str(path)
+        except UnicodeDecodeError as error:
+            raise ProgramError("syntax", None, f"the program file is not UTF-8 text ({error.reason} at byte "
+                               f"{error.start}); save it as UTF-8", path=str(path)) from None
+        except OSError as error:
+            raise ProgramError("syntax", None, f"the program file cannot be read: {error.strerror}",
+                               path=str(path)) from None
     return str(source), "<program>"
 
 
@@ -247,7 +350,9 @@ def compile_program(source, data: Mapping | str | os.PathLike | None = None, *, 
         _check_declared_sizes(checked, arrays)
         observed = {name: arrays[name] for name in checked.observed}
         covariates = {name: value for name, value in arrays.items() if name not in checked.observed}
-        _Run(checked, {**covariates, **observed}, observed, checking=True).block(program.statements)
+        run = _Run(checked, {**covariates, **observed}, observed, checking=True)
+        run.block(program.statements)
+        _check_coverage(run)
     except ProgramError as error:
         raise error.located(text, path) from None
     model = _build_model(checked, covariates, tuple(observed), Path(path).stem, (text, path))
@@ -263,7 +368,10 @@ def _build_model(checked: CheckedProgram, covariates: dict, observed_names: tupl
                                f"arguments, not {unknown}")
         values = {n: observed.get(n) for n in observed_names}
         env = {**covariates, **{n: np.asarray(v) if not hasattr(v, "shape") else v for n, v in values.items() if v is not None}}
-        _Run(checked, env, values, checking=False, source=source).block(checked.program.statements)
+        try:
+            _Run(checked, env, values, checking=False, source=source).block(checked.program.statements)
+        except ProgramError as error:  # e.g. observed data read before it is sampled, with the data dropped
+            raise (error if error.source else error.located(*source)) from None
 
     model.__name__ = model.__qualname__ = name.replace("-", "_") or "program"
     model.__doc__ = f"NumPyro model compiled from {name}; keyword arguments: {', '.join(observed_names) or 'none'}."

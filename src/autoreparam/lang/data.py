@@ -1,8 +1,9 @@
 """The data format: one JSON object, field name -> number or (nested, rectangular) list of numbers.
 
 Fields are matched to the program's ``data`` declarations: a missing field, an undeclared field, a
-ragged array, a non-integer value in an ``int`` field, a non-finite number or an array of the wrong
-rank is an error naming the field and the declaration's line. Sizes (``real[N]``) are checked
+ragged array, a non-integer value in an ``int`` field, a non-finite number, a value beyond what JAX
+computes with (int32 and float32 unless ``jax_enable_x64``) or an array of the wrong rank is an
+error naming the field and the declaration's line. Sizes (``real[N]``) are checked
 against the other fields in the compiler's dry run.
 """
 
@@ -13,6 +14,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+import jax.numpy as jnp
 import numpy as np
 
 from autoreparam.lang import ir
@@ -60,20 +62,47 @@ def _array(name: str, value, base: str, rank: int, node) -> np.ndarray:
         array = np.asarray(value)
     except ValueError:
         raise ProgramError("data", node.pos, f"data field '{name}' is a ragged array; it must be rectangular") from None
+    if array.dtype.kind == "O":  # e.g. an int beyond 64 bits: as a float it meets the range check below
+        try:
+            array = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            pass
     if array.dtype.kind == "b":
         raise ProgramError("data", node.pos, f"data field '{name}' holds booleans; write 0 and 1")
     if array.dtype.kind not in "iuf":
         raise ProgramError("data", node.pos, f"data field '{name}' must hold numbers (rectangular lists of numbers)")
+    if array.shape == (0,) and rank > 1:
+        # JSON writes every empty array as `[]`; the declared sizes (checked later) give its shape.
+        array = array.reshape((0,) * rank)
     if array.ndim != rank:
         raise ProgramError("data", node.pos, f"data field '{name}' has {array.ndim} axis(es), but is declared with {rank}")
     array = array.astype(np.float64)
     if not np.all(np.isfinite(array)):
         raise ProgramError("data", node.pos, f"data field '{name}' holds {int(np.sum(~np.isfinite(array)))} NaN or infinite value(s)")
+    int_max, real_max = _limits()
     if base == "int":
         if not np.all(array == np.round(array)):
             raise ProgramError("data", node.pos, f"data field '{name}' is declared int but holds non-integer values")
+        _check_range(name, array, int_max, "integers", node)
         return array.astype(np.int64)
+    _check_range(name, array, real_max, "numbers", node)
     return array
+
+
+def _limits() -> tuple[int, float]:
+    # JAX computes in int32 and float32 unless jax_enable_x64: a larger int would wrap around there
+    # (2**31 becomes -2**31) and a larger real become inf. Ints also pass through float64 here,
+    # exact only up to 2**53.
+    return min(int(np.iinfo(jnp.result_type(int)).max), 2**53), float(np.finfo(jnp.result_type(float)).max)
+
+
+def _check_range(name: str, array: np.ndarray, limit, what: str, node):
+    outside = np.abs(array) > limit
+    if np.any(outside):
+        largest = f"{limit:,}" if isinstance(limit, int) else f"{limit:.3g}"
+        raise ProgramError("data", node.pos, f"data field '{name}' holds {array[outside].flat[0]:g}, beyond the "
+                           f"{what} the model computes with (magnitude at most {largest}): rescale the data, or "
+                           "enable 64-bit JAX (jax.config.update('jax_enable_x64', True))")
 
 
 def bind_data(checked: CheckedProgram, data: Mapping) -> dict[str, np.ndarray]:

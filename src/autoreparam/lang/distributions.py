@@ -29,6 +29,17 @@ class DistSpec:
     support: str = "real"  # "real" or "int"
     int_params: tuple[str, ...] = ()
     optional_zero_loc: bool = False
+    # Observed values outside the support give a log density of -inf at every point, so the compiler
+    # refuses them. ``domain``: (what the values must be, (values, {param: value}) -> mask of those
+    # inside). The mask may need ``domain_params`` (a binomial's count), used only when they are data.
+    domain: tuple[str, Callable] | None = None
+    domain_params: tuple[str, ...] = ()
+
+
+_POSITIVE = ("positive values", lambda y, p: y > 0)
+_NON_NEGATIVE = ("non-negative values", lambda y, p: y >= 0)
+_BINARY = ("only 0 or 1", lambda y, p: (y == 0) | (y == 1))
+_OPEN_UNIT = ("values strictly between 0 and 1", lambda y, p: (y > 0) & (y < 1))
 
 
 def _specs() -> dict[str, DistSpec]:
@@ -39,20 +50,24 @@ def _specs() -> dict[str, DistSpec]:
         DistSpec("laplace", ("loc", "scale"), dist.Laplace),
         DistSpec("logistic", ("loc", "scale"), dist.Logistic),
         DistSpec("gumbel", ("loc", "scale"), dist.Gumbel),
-        DistSpec("lognormal", ("loc", "scale"), dist.LogNormal),
-        DistSpec("half_normal", ("scale",), dist.HalfNormal, optional_zero_loc=True),
-        DistSpec("half_cauchy", ("scale",), dist.HalfCauchy, optional_zero_loc=True),
-        DistSpec("exponential", ("rate",), dist.Exponential),
-        DistSpec("gamma", ("shape", "rate"), dist.Gamma),
-        DistSpec("beta", ("alpha", "beta"), dist.Beta),
-        DistSpec("uniform", ("low", "high"), dist.Uniform),
-        DistSpec("bernoulli_logit", ("logit",), lambda logit: dist.Bernoulli(logits=logit), "int"),
-        DistSpec("bernoulli", ("prob",), lambda prob: dist.Bernoulli(probs=prob), "int"),
-        DistSpec("poisson_log", ("log_rate",), lambda log_rate: dist.Poisson(jnp.exp(log_rate)), "int"),
-        DistSpec("poisson", ("rate",), dist.Poisson, "int"),
+        DistSpec("lognormal", ("loc", "scale"), dist.LogNormal, domain=_POSITIVE),
+        DistSpec("half_normal", ("scale",), dist.HalfNormal, optional_zero_loc=True, domain=_NON_NEGATIVE),
+        DistSpec("half_cauchy", ("scale",), dist.HalfCauchy, optional_zero_loc=True, domain=_NON_NEGATIVE),
+        DistSpec("exponential", ("rate",), dist.Exponential, domain=_NON_NEGATIVE),
+        DistSpec("gamma", ("shape", "rate"), dist.Gamma, domain=_POSITIVE),
+        DistSpec("beta", ("alpha", "beta"), dist.Beta, domain=_OPEN_UNIT),
+        DistSpec("uniform", ("low", "high"), dist.Uniform, domain_params=("low", "high"),
+                 domain=("values between low and high", lambda y, p: (y >= p["low"]) & (y <= p["high"]))),
+        DistSpec("bernoulli_logit", ("logit",), lambda logit: dist.Bernoulli(logits=logit), "int", domain=_BINARY),
+        DistSpec("bernoulli", ("prob",), lambda prob: dist.Bernoulli(probs=prob), "int", domain=_BINARY),
+        DistSpec("poisson_log", ("log_rate",), lambda log_rate: dist.Poisson(jnp.exp(log_rate)), "int",
+                 domain=_NON_NEGATIVE),
+        DistSpec("poisson", ("rate",), dist.Poisson, "int", domain=_NON_NEGATIVE),
         DistSpec(
             "binomial_logit", ("count", "logit"),
             lambda count, logit: dist.Binomial(count, logits=logit), "int", int_params=("count",),
+            domain=("values between 0 and the count", lambda y, p: (y >= 0) & (y <= p["count"])),
+            domain_params=("count",),
         ),
     ]
     return {s.name: s for s in specs}

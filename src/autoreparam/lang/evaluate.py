@@ -72,11 +72,22 @@ class ElementArray:
 class Evaluator:
     """Evaluates expressions in an environment of global arrays under a stack of loops."""
 
-    def __init__(self, env: dict, checking: bool):
+    def __init__(self, env: dict, checking: bool, watched=()):
         self.env = env
         self.checking = checking
         self.loops: list[Loop] = []
         self.unrolled: dict[str, int] = {}
+        # Which elements of the ``watched`` arrays (the observed data) the program reads: an AR(1) reads
+        # y[1] as its start without sampling it; data neither sampled nor read would be silently dropped.
+        self.reads = {name: np.zeros(np.shape(env[name]), bool) for name in watched if name in env}
+
+    def _value(self, name: str, node):
+        if name not in self.env:
+            # Only observed data given as None (the prior predictive) is missing from the model's run.
+            raise ProgramError("data", node.pos, f"'{name}' is observed data, read here before any statement samples "
+                               "it, so this program cannot run without its data (e.g. for the prior predictive, "
+                               f"with the observed keyword arguments dropped): pass {name}=... to the model")
+        return self.env[name]
 
     @property
     def depth(self) -> int:
@@ -103,7 +114,9 @@ class Evaluator:
                 return self.loop_index(depth)
         if name in self.unrolled:
             return self._lift(np.asarray(self.unrolled[name]))
-        value = self.env[name]
+        value = self._value(name, node)
+        if name in self.reads:
+            self.reads[name][...] = True
         return self._lift(value.materialise(node) if isinstance(value, ElementArray) else value)
 
     # Expressions ------------------------------------------------------------------------------
@@ -159,19 +172,22 @@ class Evaluator:
         return (a * b).sum(-1)
 
     def index(self, e: ir.Index):
-        base = self.env[e.name]
+        base = self._value(e.name, e)
         positions = [self._loop_position(i) for i in e.indices]
         if not isinstance(base, ElementArray) and None not in positions and len(set(positions)) == len(positions):
             return self._slice(base, positions, e)
         indices = [self.eval(i) for i in e.indices]
         if isinstance(base, ElementArray):
-            if all(np.size(i) == 1 for i in indices):
+            # One element by its full key; a row (fewer indices than axes) or a gather needs the whole array.
+            if len(indices) == base.rank and all(np.size(i) == 1 for i in indices):
                 key = tuple(int(np.asarray(i).reshape(())) for i in indices)
                 return self._lift(base.get(key, e))
             base = base.materialise(e)
         if self.checking:
             self._check_range(base, indices, e)
         zero_based = tuple(np.broadcast_arrays(*[np.asarray(i) - 1 for i in indices]))
+        if e.name in self.reads:
+            self.reads[e.name][zero_based] = True
         return base[zero_based]
 
     def _loop_position(self, index_expr):
@@ -187,7 +203,10 @@ class Evaluator:
             loop = self.loops[depth]
             if self.checking and (loop.lower < 1 or loop.lower - 1 + loop.size > base.shape[axis]):
                 raise ProgramError("shape", e.pos, _range_message(e, axis, base.shape[axis], loop.lower, loop.lower + loop.size - 1))
-        sliced = base[tuple(slice(self.loops[d].lower - 1, self.loops[d].lower - 1 + self.loops[d].size) for d in depths)]
+        window = tuple(slice(self.loops[d].lower - 1, self.loops[d].lower - 1 + self.loops[d].size) for d in depths)
+        if e.name in self.reads:
+            self.reads[e.name][window] = True
+        sliced = base[window]
         order = sorted(range(len(depths)), key=lambda a: depths[a])
         rest = list(range(len(depths), sliced.ndim))
         sliced = sliced.transpose(order + rest) if order != list(range(len(depths))) else sliced

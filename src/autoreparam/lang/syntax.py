@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import math
+import re
 from importlib import resources
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 from lark.indenter import DedentError, Indenter
 
@@ -31,6 +33,26 @@ class _ProgramIndenter(Indenter):
     DEDENT_type = "_DEDENT"
     tab_len = 4
 
+    def handle_NL(self, token):
+        # lark's DedentError names no line; the offending line is the one this newline token ends on.
+        levels = list(self.indent_level)
+        try:
+            yield from super().handle_NL(token)
+        except DedentError:
+            indent = token.rsplit("\n", 1)[1]
+            width = indent.count(" ") + indent.count("\t") * self.tab_len
+            blocks = ", ".join(map(str, levels))
+            raise ProgramError("syntax", ir.Pos(token.end_line, token.end_column), f"this line is indented {width} "
+                               f"space(s), but the enclosing blocks are indented {blocks}: indent it as far as the "
+                               "block it belongs to") from None
+
+
+# Expressions nest at most this deep (a sum of n terms is n levels; parentheses add none). The
+# transformer, the checker, the printer and the evaluator recurse once or more per level; far deeper,
+# Python's recursion limit would stop one of them with a bare RecursionError.
+MAX_NESTING = 200
+_STATEMENTS = ("data_decl", "observe", "sample", "assign", "for_loop")
+
 
 @functools.lru_cache(maxsize=1)
 def _parser() -> Lark:
@@ -44,7 +66,14 @@ def _pos(meta_or_token) -> ir.Pos:
 
 def _number(token: Token) -> int | float:
     text = str(token)
-    return float(text) if any(c in text for c in ".eE") else int(text)
+    if not any(c in text for c in ".eE"):
+        return int(text)
+    value = float(text)
+    if not math.isfinite(value):
+        # float("1e400") is inf: it would print back as `inf`, which is not a number in this language.
+        raise ProgramError("syntax", _pos(token), f"the number {text} is too large to represent (the largest is "
+                           "about 1.8e308); write a smaller constant, or rescale the model")
+    return value
 
 
 @v_args(meta=True)
@@ -118,7 +147,8 @@ def _expected(names) -> str:
 def _after_for_header(source: str, line: int) -> bool:
     # True when the last non-blank line before `line` opens a for loop (its body was not indented).
     previous = [t for t in source.splitlines()[: line - 1] if t.strip() and not t.strip().startswith("#")]
-    return bool(previous) and previous[-1].lstrip().startswith("for")
+    # The keyword, not any name that begins with it (`forecast ~ ...`).
+    return bool(previous) and re.match(r"for\b", previous[-1].lstrip()) is not None
 
 
 def _syntax_error(error: UnexpectedInput, source: str) -> ProgramError:
@@ -147,18 +177,37 @@ def _syntax_error(error: UnexpectedInput, source: str) -> ProgramError:
     return ProgramError("syntax", pos, f"unexpected {found}; expected {_expected(error.expected)}")
 
 
+def _check_nesting(tree: Tree):
+    # Iterative, so that the check itself cannot hit the recursion limit it guards against.
+    # The error points at the statement holding the expression (its deepest node is some term inside).
+    stack = [(tree, 0, tree)]
+    while stack:
+        node, depth, statement = stack.pop()
+        if node.data in _STATEMENTS:  # depth counts from the statement: loops may nest as they like
+            statement, depth = node, 0
+        if depth > MAX_NESTING:
+            raise ProgramError("syntax", _pos(statement.meta), f"an expression here nests more than {MAX_NESTING} "
+                               "levels deep (chained terms of a sum or product, minus signs, nested calls): split it "
+                               "into several assignments, e.g. `s1 = ...` then `s = s1 + ...`")
+        stack.extend((child, depth + 1, statement) for child in node.children if isinstance(child, Tree))
+
+
 def parse(text: str, *, path: str = "<program>") -> ir.Program:
     """The IR of a program's text; a `ProgramError` naming line and column if it is not one."""
     source = text if text.endswith("\n") else text + "\n"
     try:
         tree = _parser().parse(source)
+        _check_nesting(tree)
         return _ToIR().transform(tree)
     except UnexpectedInput as error:
         raise _syntax_error(error, source).located(text, path) from None
-    except DedentError as error:
-        message = f"indentation does not match any enclosing block ({error})"
-        raise ProgramError("syntax", None, message, path=path) from None
+    except ProgramError as error:  # from the indenter or the nesting check
+        raise error.located(text, path) from None
     except VisitError as error:
         if isinstance(error.orig_exc, ProgramError):
             raise error.orig_exc.located(text, path) from None
         raise
+    except RecursionError:
+        # Only when the caller's own stack is already deep: MAX_NESTING keeps programs well inside the limit.
+        raise ProgramError("syntax", None, "the program nests too deeply to parse here: split long expressions into "
+                           "several assignments", path=path) from None
