@@ -805,3 +805,19 @@ def test_the_documented_warning_and_errors_are_importable_from_the_package():
     assert all(hasattr(ar, name) for name in ar.__all__)
     assert ar.ConvergenceWarning is errors.ConvergenceWarning
     assert issubclass(ar.SiteError, ar.ModelError) and issubclass(ar.ArgumentError, ar.AutoreparamError)
+
+
+def test_model_options_on_the_command_line_keep_integers_and_exponents():
+    """Every --option number was a float (n=20 refused as not a positive integer, seed=1 a bare
+    TypeError) and q=1e-2 stayed text (a bare TypeError): found in review."""
+    args = cli.build_parser().parse_args(["run", "gaussian_section3", "--option", "n=20", "--option", "q=1e-2",
+                                          "--option", "seed=1"])
+    problem = cli._problem(args)
+    assert problem.name == "gaussian_section3"
+
+
+def test_radon_quirks_refuse_a_missing_floor_policy_they_would_ignore():
+    from autoreparam.models import load
+
+    with pytest.raises(ArgumentError, match="missing_floor='drop' does not apply with quirks=True"):
+        load("radon_az", quirks=True, missing_floor="drop")

@@ -33,8 +33,19 @@ def _problem(args):
     options = {}
     for item in args.option or []:
         key, _, value = item.partition("=")
-        options[key] = float(value) if value.replace(".", "", 1).lstrip("-").isdigit() else value
+        options[key] = _option_value(value)
     return load(args.model, data_dir=args.data_dir, quirks=args.quirks, **options)
+
+
+def _option_value(text: str):
+    """An --option value: an integer (n=20, seed=1), else a number (q=1e-2), else the text. Every
+    number was a float before, and n=20 was refused as 'not a positive integer' (found in review)."""
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            continue
+    return text
 
 
 def _leapfrog(value: str):

@@ -11,7 +11,8 @@ from typing import Any
 class Problem:
     """A ready-to-run inference problem: ``model(*args, **kwargs)`` under NumPyro handlers.
 
-    The observation, if any, is ``kwargs["y"]``; dropping it gives the prior predictive model.
+    The observation, if any, is ``kwargs["y"]``; dropping it gives the prior predictive model, except
+    for ``gaussian_section3`` and ``funnel_with_observation``, whose ``y`` is a required argument.
     ``data_note`` says how the data handling differs from the original paper's code, so that a
     result compared with a published one can say so.
     """

@@ -66,6 +66,9 @@ def load_radon(
     srrs = read_parsed("radon_srrs2", parse_srrs2, data_dir)
     cty = read_parsed("radon_cty", parse_cty, data_dir)
     if quirks:
+        if missing_floor != "mean":  # the original code keeps floor code 9 as a number: nothing to drop
+            raise ArgumentError(f"missing_floor={missing_floor!r} does not apply with quirks=True, which reproduces "
+                                "the original code's data (floor code 9 kept as a floor); drop one of the two")
         return assemble_like_original(state, srrs, cty)
     return _assemble(state, srrs, cty, missing_floor)
 
