@@ -103,3 +103,20 @@ def test_blocked_diagnostics_equal_one_call_over_everything():
     blocked = all_chain_diagnostics(samples, block_values=draws.shape[0] * draws.shape[1])  # one element a call
     assert blocked == pytest.approx({"min_ess_bulk": everything.min_ess_bulk,
                                      "min_ess_tail": everything.min_ess_tail, "max_r_hat": everything.max_r_hat})
+
+
+def test_nuts_on_the_best_method_prefers_hmc_runs_whose_chains_agree():
+    """The choice ignored R-hat: a per-chain ESS of chains that disagree overstates, and it won."""
+    from types import SimpleNamespace
+
+    from autoreparam.benchmark.cells import best_single_space_method
+
+    def hmc(method, L, score, r_hat):
+        return {"kind": "hmc", "model": "m", "seed": 0, "method": method, "num_leapfrog": L,
+                "ess_per_1000_grads": {"mean": score}, "max_r_hat": r_hat}
+
+    records = [hmc("cp", 4, 9.0, 1.8), hmc("ncp", 8, 2.0, 1.004), hmc("vip", 16, 3.0, 1.2)]
+    ws = SimpleNamespace(name="m", store=SimpleNamespace(records=lambda: records))
+    assert best_single_space_method(ws, 0) == ("ncp", 8)
+    records[1]["max_r_hat"] = 1.3  # none agrees: the best score, as before
+    assert best_single_space_method(ws, 0) == ("cp", 4)

@@ -12,11 +12,12 @@ import time
 import numpy as np
 
 import autoreparam as ar
-from autoreparam.sampling import draws_from_q
 from autoreparam.benchmark.summary import summarise
 from autoreparam.benchmark.workspace import Workspace
+from autoreparam.diagnostics.health import MAX_R_HAT
 from autoreparam.mcmc.config import NUTSConfig
 from autoreparam.mcmc.nuts import NUTSSampler
+from autoreparam.sampling import draws_from_q
 from autoreparam.vi.protocol import VIConfig
 
 SPACES = {
@@ -64,7 +65,9 @@ def run_hmc_cell(ws: Workspace, method: str, num_leapfrog: int, seed: int) -> No
 
 
 def best_single_space_method(ws: Workspace, seed: int) -> tuple[str, int] | None:
-    """The HMC method (NUTS-compatible: one space) and L with the best ESS per gradient so far."""
+    """The HMC method (NUTS-compatible: one space) and L with the best ESS per gradient so far, among
+    runs whose chains agree if any do: a per-chain ESS of chains that disagree overstates, and the
+    report never picks such an L either (``report/oracle.py``; found in review)."""
     best = None
     for record in ws.store.records():
         if record.get("kind") != "hmc" or record["model"] != ws.name or record["seed"] != seed:
@@ -72,8 +75,10 @@ def best_single_space_method(ws: Workspace, seed: int) -> tuple[str, int] | None
         if record["method"] == "ihmc" or "failed" in record:
             continue
         score = record["ess_per_1000_grads"]["mean"]
-        if score is not None and (best is None or score > best[0]):
-            best = (score, record["method"], record["num_leapfrog"])
+        r_hat = record.get("max_r_hat")
+        rank = (r_hat is not None and r_hat <= MAX_R_HAT, score)
+        if score is not None and (best is None or rank > best[0]):
+            best = (rank, record["method"], record["num_leapfrog"])
     return None if best is None else best[1:]
 
 
