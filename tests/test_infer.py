@@ -257,6 +257,10 @@ def test_chains_are_sharded_across_devices():
                      num_samples=30, vi_config=vi, progress=False, **p.kwargs)
         steps = np.asarray(n.chains.step_size).ravel()
         assert np.all(np.isfinite(n.samples["theta"])) and np.allclose(steps, steps[0]), steps
+        # auto restarts its adaptation between phases: the fresh state must be placed as the chains are
+        a = ar.infer(p.model, *p.args, method="auto", num_chains=4, num_warmup=100, num_samples=60, progress=False,
+                     **p.kwargs)
+        assert np.all(np.isfinite(a.samples["theta"]))
         print("OK")
         """
     )

@@ -266,7 +266,11 @@ class SegmentSampler:
         """Fresh dual averaging from each chain's step size (e.g. after moving to a new parameterisation)."""
         imm = chains.adapt.inverse_mass if inverse_mass is None else jnp.asarray(inverse_mass,
                                                                                  dtype=chains.positions.dtype)
-        return chains._replace(adapt=_fresh_adaptation(imm, chains.adapt.step_size, chains.positions.shape))
+        adapt = _fresh_adaptation(imm, chains.adapt.step_size, chains.positions.shape)
+        # Placed across devices as ``start`` places the chains: the fresh state came back replicated,
+        # and the program compiled for sharded chains refused it (every ``auto`` run on a host with
+        # more than one device; found in review).
+        return chains._replace(adapt=shard_chains(adapt, chains.positions.shape[0]))
 
     def run(self, param: Parameterisation, chains: Chains, codes: np.ndarray,
             source: Parameterisation | None = None, progress=None,
