@@ -13,7 +13,10 @@ from autoreparam.reparam import analyse_model, select_sites
 from autoreparam.reparam.rule import EXACT_LIMIT, rule_function, section3_lambda
 
 
-@pytest.mark.parametrize("q,sigma_mu", [(0.01, 1.0), (1.0, 1.0), (100.0, 1.0), (4.0, 0.5), (0.3, 3.0)])
+# (1, 10) and (100, 10): kappa's minimum is about 0.002 wide there, and best_lambda's grid stepped over
+# it and returned 1 (found in review).
+@pytest.mark.parametrize("q,sigma_mu", [(0.01, 1.0), (1.0, 1.0), (100.0, 1.0), (4.0, 0.5), (0.3, 3.0), (1.0, 10.0),
+                                        (100.0, 10.0)])
 def test_the_rule_is_the_best_lambda_of_the_section3_model(q, sigma_mu):
     y, sigma = gaussian_section3_data(q=q, n=10, sigma_mu=sigma_mu, seed=0)
     plan = select_sites(analyse_model(gaussian_section3, y, sigma, sigma_mu), "default")
