@@ -138,9 +138,40 @@ def make_labels(corpus, out, *, splits=("train",), limit=None, address=None, num
 
     if probes not in PROBES:
         raise ArgumentError(f"probes must be one of {', '.join(map(repr, PROBES))}, got {probes!r}")
-    tasks = label_tasks(corpus, out, splits, limit, None if graphs_only else LABEL_CONFIG, probes)
+    config = None if graphs_only else LABEL_CONFIG
+    check_manifest(corpus, out, config, probes)
+    tasks = label_tasks(corpus, out, splits, limit, config, probes)
     return run_tasks(label_program, tasks, address=address, num_cpus=num_cpus, serial=serial,
                      label="labels", progress=progress)
+
+
+MANIFEST = "labels_manifest.json"
+
+
+def check_manifest(corpus, out, config: VIConfig | None, probes: str) -> None:
+    """Record what the labels in ``out`` are made from on first use; refuse other settings later.
+
+    A resumed labelling skips every existing file, so labels of another corpus, VI protocol or probes
+    would otherwise mix silently with the old ones. Splits and limits may grow: they add files.
+    """
+    from autoreparam.meta.files import read_json
+
+    manifest = Path(corpus) / "manifest.json"
+    wanted = json.loads(json.dumps({
+        "corpus": str(Path(corpus).resolve()),
+        "corpus_manifest": {k: v for k, v in read_json(manifest).items() if k != "seconds"}
+        if manifest.exists() else None,
+        "config": None if config is None else dataclasses.asdict(dataclasses.replace(config, progress=False)),
+        "probes": probes}))
+    path = Path(out) / MANIFEST
+    if not path.exists():
+        write_json(path, wanted)
+        return
+    saved = read_json(path)
+    differ = [f"{k}: folder has {saved.get(k)!r}, now {wanted[k]!r}" for k in wanted if saved.get(k) != wanted[k]]
+    if differ:
+        raise ArgumentError(f"labels folder {out} was made with other settings ({'; '.join(differ)}); "
+                            f"choose another labels folder")
 
 
 def read_labels(folder: str | Path, split: str = "train") -> list[dict]:

@@ -13,8 +13,9 @@ Two phases (docs/meta.md):
    ELBO gradients of other models would otherwise move those predictions freely (measured: without
    the anchor the Section 3 error rose from 0.059 after the warm start to 0.075).
 
-The run folder holds ``checkpoint.eqx``/``checkpoint.json`` (network, optimiser state, step and
-random state, written every ``checkpoint_every`` steps; a rerun resumes from it), ``log.jsonl`` (one
+The run folder holds ``checkpoint_<step>.eqx``/``checkpoint.json`` (network and optimiser state; the
+JSON names that file and holds the step, the random generator's state and the training data's
+fingerprint; written every ``checkpoint_every`` steps; a rerun on the same data resumes from it), ``log.jsonl`` (one
 line per step), ``warm_start.eqx``/``.json`` (the network after phase 1, for the ablation) and, at
 the end, ``meta_gnn.eqx``/``meta_gnn.json`` (the network and its card). A resumed ELBO phase starts
 each model's q afresh from its label (q is not checkpointed).
@@ -23,6 +24,7 @@ each model's q afresh from its label (q is not checkpointed).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -37,7 +39,7 @@ import optax
 from autoreparam.errors import ArgumentError, DataError
 from autoreparam.meta.batching import batch_sizes, pad_graphs
 from autoreparam.meta.dataset import Item, load_items, probes_of
-from autoreparam.meta.files import read_json, write_json
+from autoreparam.meta.files import read_json, write_json, write_text
 from autoreparam.meta.network import as_jax
 from autoreparam.meta.objective import ObjectiveConfig
 from autoreparam.meta.weights import ELEMENT_FEATURE_NAMES, NODE_FEATURE_NAMES, build_network, save_network
@@ -150,6 +152,10 @@ def balanced_subset(items: list[Item], size: int | None) -> list[Item]:
     return chosen
 
 
+# The record's entries that name the training data; a resume must find them unchanged.
+DATA_KEYS = ("corpus", "corpus_manifest", "labels", "limit")
+
+
 class Trainer:
     """State of one training run in ``out``: network, optimiser, step, random generator, log."""
 
@@ -175,6 +181,22 @@ class Trainer:
         self._resume()
 
     # --- checkpoints ---------------------------------------------------------------------------
+    def _data(self) -> dict:
+        """What the run trains on, compared on resume: the record's corpus, labels folders and limit,
+        and a fingerprint of the items themselves (keys and targets), which catches other data even
+        when the record does not say where it came from."""
+        digest = hashlib.sha256()
+        for item in self.items:
+            digest.update(item.key.encode())
+            digest.update(np.ascontiguousarray(item.target, np.float32).tobytes())
+        plain = json.loads(json.dumps({k: self.record.get(k) for k in DATA_KEYS}))
+        # Paths resolved: the same folder named from another working directory is the same data.
+        if plain["corpus"] is not None:
+            plain["corpus"] = str(Path(plain["corpus"]).resolve())
+        if plain["labels"] is not None:
+            plain["labels"] = [str(Path(f).resolve()) for f in plain["labels"]]
+        return {**plain, "num_models": len(self.items), "items_sha256": digest.hexdigest()}
+
     def _resume(self) -> None:
         card = self.out / "checkpoint.json"
         if not card.exists():
@@ -185,18 +207,51 @@ class Trainer:
         if saved.get("probes", "prior") != self.network.probes:  # not in the config: it comes from the labels
             raise ArgumentError(f"{self.out} holds a run on graphs probed at {saved.get('probes', 'prior')} points, "
                                 f"these labels are probed at {self.network.probes} points; choose a new --out")
-        self.network, self.opt_state = eqx.tree_deserialise_leaves(self.out / "checkpoint.eqx",
-                                                                   (self.network, self.opt_state))
+        # Resuming on other training data would silently mix two runs. Checkpoints written before the
+        # data were recorded ("data" absent) are accepted as before.
+        if "data" in saved:
+            data = self._data()
+            differ = [f"{k}: checkpoint {saved['data'].get(k)!r}, now {data[k]!r}"
+                      for k in data if saved["data"].get(k) != data[k]]
+            if differ:
+                raise ArgumentError(f"{self.out} holds a run on other training data ({'; '.join(differ)}); "
+                                    f"choose a new --out")
+        # The JSON names the weights written with it (older checkpoints: checkpoint.eqx), so a kill
+        # between the two writes can never pair newer weights with an older step.
+        weights = self.out / saved.get("weights", "checkpoint.eqx")
+        self.network, self.opt_state = eqx.tree_deserialise_leaves(weights, (self.network, self.opt_state))
         self.step = int(saved["step"])
-        self.rng = np.random.default_rng([self.config.seed, 7, self.step])
+        if "rng" in saved:  # restored, not reseeded: a resumed run repeats the uninterrupted one bit for bit
+            self.rng.bit_generator.state = saved["rng"]
+        else:  # older checkpoints did not save it
+            self.rng = np.random.default_rng([self.config.seed, 7, self.step])
         self.seconds = saved["seconds"]
+        self._truncate_log()
+
+    def _truncate_log(self) -> None:
+        """Drop log lines after the checkpoint's step: those steps run again and are logged again."""
+        log = self.out / "log.jsonl"
+        if not log.exists():
+            return
+        lines = log.read_text(encoding="utf-8").splitlines()
+        kept = [line for line in lines if line.strip() and json.loads(line).get("step", 0) <= self.step]
+        if len(kept) != len(lines):
+            write_text(log, "".join(line + "\n" for line in kept))
 
     def checkpoint(self) -> None:
-        tmp = self.out / "checkpoint.eqx.tmp"
+        # Weights under a step-named file first, then the JSON naming them (atomic), then the old
+        # weights go: at every moment checkpoint.json names a complete file of its own step.
+        name = f"checkpoint_{self.step:07d}.eqx"
+        tmp = self.out / f"{name}.tmp"
         eqx.tree_serialise_leaves(tmp, (self.network, self.opt_state))
-        tmp.replace(self.out / "checkpoint.eqx")
+        tmp.replace(self.out / name)
         write_json(self.out / "checkpoint.json", {"step": self.step, "config": self.config.to_dict(),
-                                                  "probes": self.network.probes, "seconds": self.seconds})
+                                                  "probes": self.network.probes, "seconds": self.seconds,
+                                                  "weights": name, "rng": self.rng.bit_generator.state,
+                                                  "data": self._data()})
+        for old in self.out.glob("checkpoint*.eqx"):
+            if old.name != name:
+                old.unlink(missing_ok=True)
 
     def log(self, entry: dict) -> None:
         with open(self.out / "log.jsonl", "a", encoding="utf-8") as f:
@@ -298,11 +353,12 @@ class Trainer:
                     bar.update(1)
                     if entry.get("loss") is not None:
                         bar.set_postfix_str(f"{phase} loss {entry['loss']:.4f}", refresh=False)
+                if self.step == config.regression_steps and config.elbo_steps:
+                    # The warm start alone, kept for the ablation "does the ELBO phase help?". Written
+                    # before the checkpoint of this step: a run resumed past it never writes it again.
+                    save_network(self.out / "warm_start", self.network, {**self.record, "phase": "warm start"})
                 if self.step % config.checkpoint_every == 0 or self.step == config.total_steps:
                     self.checkpoint()
-                if self.step == config.regression_steps and config.elbo_steps:
-                    # The warm start alone, kept for the ablation "does the ELBO phase help?".
-                    save_network(self.out / "warm_start", self.network, {**self.record, "phase": "warm start"})
         finally:
             if bar is not None:
                 bar.close()
@@ -336,7 +392,7 @@ def train(corpus: str | Path, labels, out: str | Path, config: TrainConfig = Tra
     for seed in (config.seed,) if seeds is None else seeds:
         run_config = dataclasses.replace(config, seed=seed)
         record = {"corpus": str(corpus), "corpus_manifest": read_json(manifest) if manifest.exists() else None,
-                  "labels": [str(f) for f in folders], "num_models": len(items), "seed": seed,
+                  "labels": [str(f) for f in folders], "limit": limit, "num_models": len(items), "seed": seed,
                   "families": sorted({i.label["family"] for i in items}),
                   "machine": f"{platform.node()} ({platform.machine()}, {jax.devices()[0].platform}, {cpus} CPUs)"}
         run_out = out / f"seed_{seed}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -30,12 +31,28 @@ def _vi(config) -> dict:
     return dataclasses.asdict(dataclasses.replace(config, progress=False))
 
 
+def _program_key(record: dict) -> str:
+    """A program's identity: its text and its data (parsed, so formatting does not matter)."""
+    text = Path(record["program_path"]).read_text(encoding="utf-8")
+    data = json.loads(Path(record["data_path"]).read_text(encoding="utf-8"))
+    return hashlib.sha256((text + "\0" + json.dumps(data, sort_keys=True)).encode()).hexdigest()
+
+
 def _held_out_specs(corpus: Path, per_split: int) -> list[dict]:
+    """The first ``per_split`` programs of each held-out split that are not also training programs.
+
+    The corpus can hold the same program in two splits (unobserved funnels of depth 1-2 have no data
+    and one text per depth, and the split cycle puts copies in both 'train' and 'interpolation'); such
+    a program is not held out, so it is skipped here rather than evaluated as if it were unseen.
+    """
     from autoreparam.meta.labels import corpus_records
 
+    train = {_program_key(r) for r in corpus_records(corpus, "train")} \
+        if (Path(corpus) / "train" / "index.jsonl").exists() else set()
     specs = []
     for split in HELD_OUT_SPLITS:
-        for record in corpus_records(corpus, split)[:per_split]:
+        records = [r for r in corpus_records(corpus, split) if _program_key(r) not in train]
+        for record in records[:per_split]:
             specs.append({"kind": "program", "split": split, "id": record["id"], "family": record["family"],
                           "program": record["program_path"], "data": record["data_path"]})
     return specs
