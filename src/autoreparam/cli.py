@@ -10,6 +10,7 @@ import warnings
 
 from autoreparam.cli_types import acceptance, count, counts, natural, naturals, sites as site_names, title_and_folder
 from autoreparam.errors import ArgumentError, ConvergenceWarning
+from autoreparam.validation import check_hmc_options
 
 
 def _is_program_file(model: str) -> bool:
@@ -92,6 +93,9 @@ def cmd_run(args) -> int:
     if args.meta_probes is not None and args.method != "meta":
         raise ArgumentError(f"--meta-probes is for --method meta, not --method {args.method}; add --method meta "
                             "or drop --meta-probes")
+    # The kernel infer will use: HMC's options under NUTS would do nothing, without a word.
+    check_hmc_options(args.kernel or ("nuts" if args.method in ("auto", "meta") else "hmc"), args.leapfrog,
+                      "window", "pooled")
     problem = _problem(args)
     with _reported_not_warned():
         result = ar.infer(
@@ -118,6 +122,8 @@ def cmd_vip(args) -> int:
 def cmd_compare(args) -> int:
     from autoreparam.compare import compare
 
+    check_hmc_options(args.kernel, args.leapfrog, "sign" if args.paper else "window",
+                      "paper" if args.paper else "pooled")
     problem = _problem(args)
     start = time.perf_counter()
     options = {"step_size_rule": "sign", "oracle_metric": "paper"} if args.paper else {}

@@ -30,7 +30,7 @@ from autoreparam.reparam.selection import select_sites
 from autoreparam.reparam.sites import analyse_model
 from autoreparam.result import Diagnostics, compute_diagnostics
 from autoreparam.sampling import sample_hmc, sample_nuts
-from autoreparam.validation import check_call, check_counts, check_hmc_options, check_target_accept
+from autoreparam.validation import check_call, check_counts, check_target_accept
 from autoreparam.vi.protocol import FAST, VIConfig, check_config
 from autoreparam.vi.vip import VIPResult, run_vip
 
@@ -121,7 +121,6 @@ def compare(
         raise ArgumentError(f"methods must name at least one method, each once; got {list(methods)}")
     # infer's checks of the counts, the seed and the model, before anything is fitted or compiled
     check_counts(num_chains, num_warmup, num_samples, num_leapfrog)
-    check_hmc_options(kernel, num_leapfrog, step_size_rule, oracle_metric)
     check_target_accept(target_accept)
     check_config(vi_config, "vi_config")
     model_args, model_kwargs = check_call(model, model_args, model_kwargs, seed)

@@ -29,8 +29,7 @@ from autoreparam.reparam.sites import analyse_model
 from autoreparam.progress import SamplingProgress
 from autoreparam.result import InferenceResult, compute_diagnostics
 from autoreparam.sampling import ORACLE_METRICS, sample_hmc, sample_nuts
-from autoreparam.validation import (check_call, check_counts, check_hmc_options, check_target_accept,
-                                    warn_if_unrolled)
+from autoreparam.validation import check_call, check_counts, check_target_accept, warn_if_unrolled
 from autoreparam.vi.fits import fit_or_retry, retry_note
 from autoreparam.vi.protocol import FAST, VIConfig, check_config
 from autoreparam.vi.vip import run_vip
@@ -165,7 +164,6 @@ def infer(
     model_args, model_kwargs = check_call(model, model_args, model_kwargs, seed)
     compilation_cache.ensure()
     kernel = _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_leapfrog)
-    check_hmc_options(kernel, num_leapfrog, step_size_rule, oracle_metric)
     if parameterisation is not None and method != "given":
         raise ArgumentError(f"parameterisation= is for method='given', not method={method!r}")
     if init not in (None, "meta") or (init == "meta" and method != "vip"):

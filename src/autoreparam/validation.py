@@ -57,8 +57,10 @@ def check_counts(num_chains, num_warmup, num_samples, num_leapfrog) -> None:
 
 
 def check_hmc_options(kernel: str, num_leapfrog, step_size_rule: str, oracle_metric: str) -> None:
-    """Options of fixed-length HMC, refused under NUTS: there they did nothing, without a word (``run
-    --leapfrog 8`` with the default ``auto``, ``compare --paper`` with its default NUTS; found in review)."""
+    """Options of fixed-length HMC, refused on the command line under NUTS: there they did nothing,
+    without a word (``run --leapfrog 8`` with the default ``auto``, ``compare --paper`` with its default
+    NUTS; found in review). ``infer`` and ``compare`` themselves accept them with any kernel (a
+    caller's settings shared across methods) and use them only with HMC."""
     if kernel != "nuts":
         return
     given = [text for text, default in ((f"num_leapfrog={num_leapfrog!r}", num_leapfrog == "oracle"),
