@@ -768,6 +768,7 @@ def test_obs_mask_imputation_is_not_flagged_for_the_draws_that_have_no_density()
     assert result.diagnostics.efficiency.mean > 0 and result.diagnostics.efficiency.min_element_name != "y_unobserved[0]"
 
 
+@pytest.mark.slow  # 20 s of the suite; the obs_mask imputation test above covers the masked diagnostics
 def test_a_fully_observed_obs_mask_site_is_not_called_stuck():
     """obs_mask all True (nothing missing): every element of y_unobserved is without density; the site
     must not read as 'never changed', nor the run as untrustworthy."""

@@ -39,6 +39,7 @@ def test_the_prediction_restricts_to_a_plan_and_times_itself():
                                                                                               "total"}
 
 
+@pytest.mark.slow  # 19 s of the suite; META.md's Section 3 table measures the same, and test_infer_meta runs the weights
 def test_section3_closed_form_on_the_shipped_weights():
     """Mean |lambda(mu) - lambda*| over q in 1e-2..1e2 and sigma_mu in {0.3, 1, 3}.
 
