@@ -63,12 +63,13 @@ def load_radon(
     state = check_state(state)
     if missing_floor not in MISSING_FLOOR_POLICIES:
         raise ArgumentError(f"missing_floor must be one of {MISSING_FLOOR_POLICIES}, got {missing_floor!r}")
+    if quirks and missing_floor != "mean":  # checked before any file is read: the original code keeps
+        # floor code 9 as a number, so there is nothing to drop
+        raise ArgumentError(f"missing_floor={missing_floor!r} does not apply with quirks=True, which reproduces "
+                            "the original code's data (floor code 9 kept as a floor); drop one of the two")
     srrs = read_parsed("radon_srrs2", parse_srrs2, data_dir)
     cty = read_parsed("radon_cty", parse_cty, data_dir)
     if quirks:
-        if missing_floor != "mean":  # the original code keeps floor code 9 as a number: nothing to drop
-            raise ArgumentError(f"missing_floor={missing_floor!r} does not apply with quirks=True, which reproduces "
-                                "the original code's data (floor code 9 kept as a floor); drop one of the two")
         return assemble_like_original(state, srrs, cty)
     return _assemble(state, srrs, cty, missing_floor)
 
