@@ -29,8 +29,10 @@ peers: $(PEERS_STAMP)
 demo: install
 	$(VENV)/bin/autoreparam compare eight_schools
 
+# One worker per core (at most four), each test file on one worker so that its shared runs
+# (module fixtures) are computed once: 11 instead of 15.5 minutes on 2 cores.
 test: install
-	JAX_PLATFORMS=cpu $(PY) -m pytest -q
+	JAX_PLATFORMS=cpu $(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadfile
 
 test-slow: install
 	JAX_PLATFORMS=cpu $(PY) -m pytest -q -m slow
