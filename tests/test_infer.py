@@ -233,14 +233,17 @@ def test_auto_says_why():
 
 
 def test_chains_are_sharded_across_devices():
-    """Two forced host devices: the same runs, their chains split across both (no code change)."""
+    """Two forced host devices: the same runs, their chains split across both (no code change), and
+    NUTS's trajectories run per device: no while loop asks the other device whether to go on (a
+    collective per leapfrog step made NUTS 10x slower on two devices than on one)."""
     script = textwrap.dedent(
         """
-        import os
+        import os, re
         os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
         os.environ["JAX_PLATFORMS"] = "cpu"
         import jax, numpy as np
         import autoreparam as ar
+        from autoreparam.mcmc.programs import PROGRAMS
         from autoreparam.mcmc.sharding import num_shards
         from autoreparam.models import load
         from autoreparam.vi.protocol import VIConfig
@@ -257,6 +260,22 @@ def test_chains_are_sharded_across_devices():
                      num_samples=30, vi_config=vi, progress=False, **p.kwargs)
         steps = np.asarray(n.chains.step_size).ravel()
         assert np.all(np.isfinite(n.samples["theta"])) and np.allclose(steps, steps[0]), steps
+
+        def reduces_across_devices(name, seen):
+            body = computations.get(name, "")
+            if "all-reduce" in body:
+                return True
+            called = re.findall(r"(?:to_apply|calls|condition|body|branch_computations)=\\{?(%[\\w.\\-]+)", body)
+            return any(c not in seen and not seen.add(c) and reduces_across_devices(c, seen) for c in called)
+
+        texts = [e.as_text() for e in PROGRAMS._compiled.values()]
+        nuts = [t for t in texts if t.count("all-reduce(") > 0]
+        assert nuts, "the pooled adaptation reduces across devices somewhere"
+        for text in nuts:
+            computations = {m.group(1): b for b in re.split(r"\\n(?=\\S)", text)
+                            if (m := re.match(r"(?:ENTRY )?(%[\\w.\\-]+)", b))}
+            conditions = set(re.findall(r"condition=(%[\\w.\\-]+)", text))
+            assert not [c for c in conditions if reduces_across_devices(c, set())], "a loop waits on both devices"
         # auto restarts its adaptation between phases: the fresh state must be placed as the chains are
         a = ar.infer(p.model, *p.args, method="auto", num_chains=4, num_warmup=100, num_samples=60, progress=False,
                      **p.kwargs)

@@ -23,7 +23,9 @@ candidates share one warm-up.
 
 With ``NUTSConfig.adaptation="pooled"`` (the default) the chains adapt together: dual averaging sees
 their mean acceptance and each window's mass matrix is the variances of all chains' draws, through
-collectives over the ``vmap``'s chain axis. Every chain then has the same step size and mass matrix.
+collectives over the ``vmap``'s chain axis (and the device axis when the chains are split across
+devices: each device runs its own chains' trajectories, ``sharding.run_sharded``). Every chain then
+has the same step size and mass matrix.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from blackjax.adaptation.staged_adaptation import build_schedule
 from autoreparam.coordinates import Coordinates
 from autoreparam.mcmc.config import NUTSConfig
 from autoreparam.mcmc.programs import PROGRAMS
-from autoreparam.mcmc.sharding import shard_chains
+from autoreparam.mcmc.sharding import chain_axes, run_sharded, shard_chains
 from autoreparam.mcmc.spaces import flat_log_density, position_map
 from autoreparam.mcmc.warmup import WindowState, window_adaptation
 from autoreparam.reparam.parameterisation import Parameterisation
@@ -85,16 +87,16 @@ BUILT_TARGET = 0.8
 CHAINS = "chains"
 
 
-def pool_variances(mass):
+def pool_variances(mass, axes=CHAINS):
     """One Welford estimate from every chain's: the variances of all chains' draws of the window.
 
     Chan, Golub & LeVeque (1979): with n draws per chain, the pooled sum of squared deviations is the
     chains' sums plus n times the squared deviations of their means from the pooled mean.
     """
     welford = mass.wc_state
-    mean = jax.lax.pmean(welford.mean, CHAINS)
-    m2 = jax.lax.psum(welford.m2 + welford.sample_size * (welford.mean - mean) ** 2, CHAINS)
-    count = jax.lax.psum(welford.sample_size, CHAINS)
+    mean = jax.lax.pmean(welford.mean, axes)
+    m2 = jax.lax.psum(welford.m2 + welford.sample_size * (welford.mean - mean) ** 2, axes)
+    count = jax.lax.psum(welford.sample_size, axes)
     return mass._replace(wc_state=welford._replace(mean=mean, m2=m2, sample_size=count))
 
 
@@ -115,7 +117,7 @@ def metric_bound(initial_metric: str) -> float:
     return {"unit": 0.0, "gradient": float("inf"), "stiff": STIFF_INVERSE_MASS}[initial_metric]
 
 
-def gradient_inverse_mass(gradient, pooled: bool):
+def gradient_inverse_mass(gradient, pooled: bool, axes=CHAINS):
     """A first diagonal inverse mass matrix from the log density's gradient at the start: 1 / |gradient|.
 
     nutpie's initial mass matrix (nuts-rs, ``transform/adapt/diagonal.rs``: ``init`` calls
@@ -130,12 +132,12 @@ def gradient_inverse_mass(gradient, pooled: bool):
     """
     size = jnp.abs(gradient)
     if pooled:
-        size = jax.lax.pmean(size, CHAINS)
+        size = jax.lax.pmean(size, axes)
     size = jnp.clip(size, *GRADIENT_METRIC_BOUNDS)
     return jnp.where(jnp.isfinite(size), 1.0 / size, 1.0)
 
 
-def _update(adapt_update, adapt_final, pool_step: bool):
+def _update(adapt_update, adapt_final, pool_step: bool, axes=CHAINS):
     """The per-chain adaptation step for one stage code (a ``lax.switch`` over the codes).
 
     ``pool_step``: dual averaging sees the chains' mean acceptance, so every chain, started from one
@@ -146,7 +148,7 @@ def _update(adapt_update, adapt_final, pool_step: bool):
     def update(adapt: WindowState, code, position, acceptance, target):
         acceptance = jnp.where(jnp.isfinite(acceptance), acceptance, 0.0) + (BUILT_TARGET - target)
         if pool_step:
-            acceptance = jax.lax.pmean(acceptance, CHAINS)
+            acceptance = jax.lax.pmean(acceptance, axes)
         def sample():
             return adapt
 
@@ -203,11 +205,9 @@ class SegmentSampler:
         kernel = bj_nuts.build_kernel()
         pool_mass = config.adaptation == "pooled"
         pool_step = config.adaptation in ("pooled", "pooled_step")
-        adapt_update = _update(*window_adaptation(BUILT_TARGET, pool_variances if pool_mass else None)[1:], pool_step)
 
         def program(data, param, source, move, chains: Chains, codes, target, metric_below):
             bound = coords.with_data(data)
-            log_density = flat_log_density(bound, param)
             # Chains given in ``source``'s coordinates are moved into ``param``'s first (exactly).
             positions = jax.lax.cond(
                 move,
@@ -215,40 +215,55 @@ class SegmentSampler:
                 lambda x: x,
                 chains.positions,
             )
+            num_chains = positions.shape[0]
+            # Collectives of the pooled adaptation reduce over every chain, on every device.
+            axes = chain_axes(CHAINS, num_chains)
+            pool = partial(pool_variances, axes=axes) if pool_mass else None
+            adapt_update = _update(*window_adaptation(BUILT_TARGET, pool)[1:], pool_step, axes)
 
-            def original(x):
-                return bound.ravel_original(bound.to_original(bound.unravel(x), param))
+            def per_device(shared, chained):
+                data, param, codes, target, metric_below = shared
+                bound = coords.with_data(data)
+                log_density = flat_log_density(bound, param)
 
-            def one_chain(position, adapt, key):
-                state = bj_hmc.init(position, log_density)
-                # A select: the gradient is at hand (``init`` computed it). The program compiles in the
-                # same time as without it (electric, fresh processes: 3.8 s either way).
-                # ``metric_below``: 0 keeps the given metric, inf replaces it (``initial_metric``), a
-                # finite bound replaces only the elements the gradient says are stiffer ("stiff").
-                from_gradient = gradient_inverse_mass(state.logdensity_grad, pool_mass)
-                adapt = adapt._replace(inverse_mass=jnp.where(
-                    from_gradient < metric_below, from_gradient, adapt.inverse_mass))
+                def original(x):
+                    return bound.ravel_original(bound.to_original(bound.unravel(x), param))
 
-                def body(carry, code):
-                    state, adapt, key = carry
-                    step_size = adapt.step_size
-                    if config.step_jitter > 0.0:
-                        key, sub, jitter_key = jax.random.split(key, 3)
-                        step_size = step_size * (1.0 + config.step_jitter * jax.random.uniform(
-                            jitter_key, minval=-1.0, maxval=1.0))
-                    else:
-                        key, sub = jax.random.split(key)
-                    state, info = kernel(sub, state, log_density, step_size, adapt.inverse_mass,
-                                         config.max_num_doublings)
-                    adapt = adapt_update(adapt, code, state.position, info.acceptance_rate, target)
-                    out = (original(state.position), info.num_integration_steps, info.acceptance_rate,
-                           info.is_divergent)
-                    return (state, adapt, key), out
+                def one_chain(position, adapt, key):
+                    state = bj_hmc.init(position, log_density)
+                    # A select: the gradient is at hand (``init`` computed it). The program compiles in
+                    # the same time as without it (electric, fresh processes: 3.8 s either way).
+                    # ``metric_below``: 0 keeps the given metric, inf replaces it (``initial_metric``),
+                    # a finite bound replaces only the elements the gradient says are stiffer ("stiff").
+                    from_gradient = gradient_inverse_mass(state.logdensity_grad, pool_mass, axes)
+                    adapt = adapt._replace(inverse_mass=jnp.where(
+                        from_gradient < metric_below, from_gradient, adapt.inverse_mass))
 
-                (state, adapt, key), out = jax.lax.scan(body, (state, adapt, key), codes)
-                return (state.position, adapt, key), out
+                    def body(carry, code):
+                        state, adapt, key = carry
+                        step_size = adapt.step_size
+                        if config.step_jitter > 0.0:
+                            key, sub, jitter_key = jax.random.split(key, 3)
+                            step_size = step_size * (1.0 + config.step_jitter * jax.random.uniform(
+                                jitter_key, minval=-1.0, maxval=1.0))
+                        else:
+                            key, sub = jax.random.split(key)
+                        state, info = kernel(sub, state, log_density, step_size, adapt.inverse_mass,
+                                             config.max_num_doublings)
+                        adapt = adapt_update(adapt, code, state.position, info.acceptance_rate, target)
+                        out = (original(state.position), info.num_integration_steps, info.acceptance_rate,
+                               info.is_divergent)
+                        return (state, adapt, key), out
 
-            (pos, adapt, keys), out = jax.vmap(one_chain, axis_name=CHAINS)(positions, chains.adapt, chains.keys)
+                    (state, adapt, key), out = jax.lax.scan(body, (state, adapt, key), codes)
+                    return (state.position, adapt, key), out
+
+                return jax.vmap(one_chain, axis_name=CHAINS)(*chained)
+
+            # Each device runs its own chains' trajectories (``sharding.run_sharded`` says why).
+            (pos, adapt, keys), out = run_sharded(per_device, num_chains,
+                                                  (data, param, codes, target, metric_below),
+                                                  (positions, chains.adapt, chains.keys))
             return Chains(pos, adapt, keys), out
 
         return program
