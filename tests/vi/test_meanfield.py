@@ -78,3 +78,12 @@ def test_vi_recovers_the_exact_mean_and_sd_of_a_gaussian_target():
     # the model is normalised, so log Z = 0 and the ELBO at the optimum is exactly 0
     assert abs(fit.elbo) < 1e-5 and fit.nonfinite_steps == 0
     assert fit.trace.shape == (600,) and fit.learning_rate == 0.1
+
+
+def test_inverse_softplus_is_finite_for_large_scales():
+    """An ``init_scale`` of 100 gave an infinite scale (log(expm1(100)) overflows float32)."""
+    for x in (1e-3, 0.1, 1.0, 20.0, 100.0, 1e4):
+        raw = inverse_softplus(jnp.float32(x))
+        assert np.isfinite(raw)
+        np.testing.assert_allclose(jax.nn.softplus(raw), x, rtol=1e-5)
+    assert np.all(np.isfinite(init_meanfield(jnp.zeros(2), 100.0).scale))

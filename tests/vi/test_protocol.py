@@ -77,3 +77,26 @@ def test_nan_config_values_are_rejected(kwargs):
 def test_negative_decay_factor_is_rejected():
     with pytest.raises(ArgumentError, match="decay_factors"):
         VIConfig(decay_factors=(0.2, -0.05))
+
+
+# --- found in review (2026-11-29): each failed before its fix ---------------------------------------
+def test_lists_become_tuples_so_that_the_config_can_key_a_compiled_program():
+    config = VIConfig(vip_starts=[0.5], decay_fractions=[0.5], decay_factors=[0.1], learning_rates=[0.1])
+    assert config.vip_starts == (0.5,) and config.decay_fractions == (0.5,) and config.learning_rates == (0.1,)
+    hash(config)  # a list made the program cache's key unhashable: a bare TypeError mid-fit
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(decay_fractions=(2 / 3, 1 / 3), decay_factors=(1 / 20, 1 / 5)),  # the 1/20 decay was never applied
+        dict(init_scale="0.1"),
+        dict(init_scale=None),
+        dict(stl="no"),  # truthy: STL stayed on
+        dict(progress="no"),
+        dict(final_num_samples=1),  # a standard error of zero
+    ],
+)
+def test_settings_that_cannot_mean_what_they_say_are_refused(bad):
+    with pytest.raises(ArgumentError, match="VIConfig"):
+        VIConfig(**bad)

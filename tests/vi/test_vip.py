@@ -213,3 +213,12 @@ def test_recommendation_uses_the_combined_standard_error():
     assert recommend(noisy)[0] == "vip"  # 0.5 < 2 * hypot(0.2, 0.2) = 0.57
     precise = {"cp": fit("cp", -10.0, se=0.1), "ncp": fit("ncp", -20.0), "vip": fit("vip", -10.0 - gap, se=0.1)}
     assert recommend(precise)[0] == "cp"  # 0.5 > 2 * hypot(0.1, 0.1) = 0.28
+
+
+def test_the_reason_does_not_say_vip_is_at_least_as_good_when_it_is_below():
+    """It said "VIP's ELBO -10.90 >= best fixed (CP) -10.00 within error" (found in review)."""
+    close = {"cp": fit("cp", -10.0, se=0.5), "ncp": fit("ncp", -20.0), "vip": fit("vip", -10.9, se=0.5)}
+    recommended, reason = recommend(close)
+    assert recommended == "vip" and ">=" not in reason and "within 2 s.e." in reason
+    better = {"cp": fit("cp", -10.0), "ncp": fit("ncp", -20.0), "vip": fit("vip", -9.0)}
+    assert ">=" in recommend(better)[1]

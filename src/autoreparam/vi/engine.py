@@ -70,10 +70,13 @@ def _centring(logit: Parameterisation, run: Runs, tied: bool) -> Parameterisatio
 def _final_elbo(log_density, q: MeanField, key, config: VIConfig):
     """Mean and standard error of ``log p - log q`` over fresh draws, in chunks to bound memory."""
     chunk = min(config.num_samples, config.final_num_samples)
-    num_chunks = max(1, config.final_num_samples // chunk)
+    num_chunks = -(-config.final_num_samples // chunk)
     keys = jax.random.split(key, num_chunks)
     terms = jax.lax.map(lambda k: elbo_terms(log_density, q, k, chunk, stl=False), keys).reshape(-1)
-    return jnp.mean(terms), jnp.std(terms) / jnp.sqrt(terms.size)
+    # Exactly ``final_num_samples`` draws (the remainder of the last chunk was dropped before), and the
+    # sample standard deviation (ddof 1): with few draws ddof 0 understated the error.
+    terms = terms[: config.final_num_samples]
+    return jnp.mean(terms), jnp.std(terms, ddof=1) / jnp.sqrt(terms.size)
 
 
 # The progress callback compiled into a fit program forwards to whichever reporter is current, so
@@ -85,6 +88,11 @@ def _report(step, elbo):
     report = _CURRENT_REPORT["report"]
     if report is not None:
         report(step, elbo)
+
+
+@jax.jit
+def _run_keys(key, ids):
+    return jax.vmap(jax.random.fold_in, in_axes=(None, 0))(key, ids)
 
 
 def build_fit_program(coords: Coordinates, config: VIConfig, tied: bool, report=None):
@@ -113,11 +121,14 @@ def build_fit_program(coords: Coordinates, config: VIConfig, tied: bool, report=
             params, opt_state, key = carry
             key, step_key = jax.random.split(key)
             (_, elbo), grads = jax.value_and_grad(loss, has_aux=True)(params, step_key)
-            leaves = jax.tree_util.tree_leaves(grads)
-            finite = jnp.isfinite(elbo) & jnp.all(jnp.array([jnp.all(jnp.isfinite(g)) for g in leaves]))
             direction, new_opt_state = optimiser.update(grads, opt_state, params)
             rate = run.learning_rate * config.learning_rate_factor(t)
             new_params = jax.tree_util.tree_map(lambda p, d: p - rate * d, params, direction)
+            # Adam's state and the new parameters must be finite too: a finite gradient whose square
+            # overflows float32 (above about 1.8e19) left an infinite second moment that froze those
+            # coordinates for good, in a fit reported as healthy (found in review).
+            leaves = jax.tree_util.tree_leaves((grads, new_opt_state, new_params))
+            finite = jnp.isfinite(elbo) & jnp.all(jnp.array([jnp.all(jnp.isfinite(g)) for g in leaves]))
             # A non-finite step (e.g. an overflow at an extreme draw) is skipped, not propagated.
             keep = lambda new, old: jnp.where(finite, new, old)  # noqa: E731
             params = jax.tree_util.tree_map(keep, new_params, params)
@@ -150,10 +161,18 @@ def build_fit_program(coords: Coordinates, config: VIConfig, tied: bool, report=
     return program
 
 
-def run_fits(coords: Coordinates, runs: Runs, config: VIConfig, tied: bool, seed: int, label: str = "VI") -> RunResults:
-    """Fit every run of ``runs`` in one compiled program and return per-run results."""
+def run_fits(coords: Coordinates, runs: Runs, config: VIConfig, tied: bool, seed: int, label: str = "VI",
+             run_ids=None) -> RunResults:
+    """Fit every run of ``runs`` in one compiled program and return per-run results.
+
+    ``run_ids``: one integer per run naming what it fits (its target and start, `fits.run_id`); run i
+    draws its Monte Carlo samples from ``fold_in(PRNGKey(seed), run_ids[i])``, so a fit does not change
+    with the other fits of its batch (by position, NCP's fit differed between ``method="ncp"`` and
+    ``"ihmc"`` at one seed), and its learning rates share random numbers. Default: the run's position.
+    """
     num_runs = int(runs.learn.shape[0])
-    keys = jax.random.split(jax.random.PRNGKey(seed), num_runs)
+    ids = np.arange(num_runs) if run_ids is None else np.asarray(run_ids)
+    keys = _run_keys(jax.random.PRNGKey(seed), jnp.asarray(ids, dtype=jnp.uint32))
     # The learning rates are runtime arguments (``runs.learning_rate``): one program serves any rates of
     # the same count, so `fits.fit_or_retry`'s retry at a tenth of them compiles nothing new.
     program_config = dataclasses.replace(config, learning_rates=(1.0,) * len(config.learning_rates))

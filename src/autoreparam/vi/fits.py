@@ -7,6 +7,7 @@ the best mean ELBO over its last steps (paper 002 Appendix C).
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field, replace
 from typing import Mapping
 
@@ -146,6 +147,12 @@ def retry_note(fits: dict) -> str:
             f"them (kept: {', '.join(f'{fit.learning_rate:g}' for fit in retried)}).")
 
 
+def run_id(target: str, start_index: int) -> int:
+    """A run's random-number stream, named by what it fits (the target's name and the index of its
+    start), stable across processes (CRC-32, not Python's salted ``hash``)."""
+    return zlib.crc32(f"{target}/{start_index}".encode()) & 0x7FFFFFFF
+
+
 def fit_parameterisations(
     coords: Coordinates,
     targets: Mapping[str, Parameterisation | Learned],
@@ -167,7 +174,7 @@ def fit_parameterisations(
     for name, target in targets.items():
         learned = isinstance(target, Learned)
         starts = target.starts if learned else (None,)
-        for start in starts:
+        for start_index, start in enumerate(starts):
             if isinstance(start, Parameterisation):
                 fixed = start
             else:
@@ -175,7 +182,8 @@ def fit_parameterisations(
             logit = _start_logit(start, fixed)
             init_loc = coords.ravel(coords.from_original(init_values, fixed))
             for lr in config.learning_rates:
-                run_specs.append((name, fixed, 1.0 if learned else 0.0, lr, init_loc, logit))
+                run_specs.append((name, fixed, 1.0 if learned else 0.0, lr, init_loc, logit,
+                                  run_id(name, start_index)))
     runs = Runs(
         fixed=_stack([s[1] for s in run_specs]),
         learn=jnp.array([s[2] for s in run_specs]),
@@ -183,7 +191,7 @@ def fit_parameterisations(
         init_loc=jnp.stack([s[4] for s in run_specs]),
         init_logit=_stack([s[5] for s in run_specs]),
     )
-    results = run_fits(coords, runs, config, tied=tied, seed=seed, label=label)
+    results = run_fits(coords, runs, config, tied=tied, seed=seed, label=label, run_ids=[s[6] for s in run_specs])
     fits = {}
     for name in targets:
         idx = [i for i, s in enumerate(run_specs) if s[0] == name]

@@ -24,7 +24,11 @@ class MeanField(NamedTuple):
 
 
 def inverse_softplus(x):
-    return jnp.log(jnp.expm1(x))
+    """log(exp(x) - 1) written as x + log(1 - exp(-x)): the plain form overflows float32 above x = 88
+    (an ``init_scale`` of 100 gave an infinite scale, and the fit failed with advice about learning
+    rates; found in review)."""
+    x = jnp.asarray(x)
+    return x + jnp.log(-jnp.expm1(-x))
 
 
 def init_meanfield(loc: jax.Array, init_scale: float) -> MeanField:

@@ -53,6 +53,16 @@ class VIConfig:
                 raise ArgumentError(f"VIConfig.{field} must be a tuple of numbers, e.g. ({value!r},), got {value!r}")
             if not all(_is_number(x) for x in value):
                 raise ArgumentError(f"VIConfig.{field} must hold numbers, got {value!r}")
+            # A tuple of floats: the config keys compiled programs, so it must hash (a list crashed there).
+            object.__setattr__(self, field, tuple(float(x) for x in value))
+        for field in ("stl", "progress"):
+            if not isinstance(getattr(self, field), (bool, np.bool_)):
+                raise ArgumentError(f"VIConfig.{field} must be True or False, got {getattr(self, field)!r}")
+        if not _is_number(self.init_scale):
+            raise ArgumentError(f"VIConfig.init_scale must be a positive number, got {self.init_scale!r}")
+        if self.final_num_samples < 2:
+            raise ArgumentError(f"VIConfig.final_num_samples must be at least 2 (the ELBO's standard error needs "
+                                f"two draws), got {self.final_num_samples}")
         # `not (x > 0)` rather than `x <= 0`, so that NaN is rejected too.
         if not self.learning_rates or any(not (lr > 0) or math.isinf(lr) for lr in self.learning_rates):
             raise ArgumentError(f"VIConfig.learning_rates must be positive and finite, got {self.learning_rates}")
@@ -60,6 +70,11 @@ class VIConfig:
             raise ArgumentError("VIConfig.decay_fractions and decay_factors must have the same length")
         if any(not (0.0 <= f <= 1.0) for f in self.decay_fractions):
             raise ArgumentError(f"VIConfig.decay_fractions must lie in [0, 1], got {self.decay_fractions}")
+        if list(self.decay_fractions) != sorted(self.decay_fractions):
+            # ``learning_rate_factor`` applies each factor from its fraction on, in order: out of order, an
+            # earlier decay would override a later one for the rest of the fit (found in review).
+            raise ArgumentError(f"VIConfig.decay_fractions must be in increasing order (each with its factor), "
+                                f"got {self.decay_fractions}")
         if any(not (f > 0) or math.isinf(f) for f in self.decay_factors):
             raise ArgumentError(f"VIConfig.decay_factors must be positive and finite, got {self.decay_factors}")
         if not self.vip_starts or any(not (0.0 < x < 1.0) for x in self.vip_starts):

@@ -78,7 +78,10 @@ def recommend(fits: dict[str, VIFit]) -> tuple[str, str]:
             f"VIP's ELBO {vip.elbo:.2f} is below {best_label.upper()}'s {best.elbo:.2f} by more than "
             f"{_TOLERANCE_SE:g} s.e. (a local optimum)"
         )
-    return "vip", f"VIP's ELBO {vip.elbo:.2f} >= best fixed ({best_label.upper()}) {best.elbo:.2f} within error"
+    if vip.elbo >= best.elbo:
+        return "vip", f"VIP's ELBO {vip.elbo:.2f} >= best fixed ({best_label.upper()}) {best.elbo:.2f}"
+    return "vip", (f"VIP's ELBO {vip.elbo:.2f} is within {_TOLERANCE_SE:g} s.e. of the best fixed "
+                   f"({best_label.upper()}) {best.elbo:.2f}")
 
 
 def run_vip(

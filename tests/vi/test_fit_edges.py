@@ -1,0 +1,73 @@
+"""Variational fits at their edges (found in review, 2026-11-29; each test failed before its fix): the
+final ELBO's draws, a gradient whose square overflows Adam, and a fit that must not depend on the
+other fits of its batch."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+
+from autoreparam.coordinates import Coordinates
+from autoreparam.reparam.parameterisation import Parameterisation
+from autoreparam.reparam.selection import select_sites
+from autoreparam.reparam.sites import analyse_model
+from autoreparam.vi.fits import fit_parameterisations
+from autoreparam.vi.protocol import VIConfig
+
+SMALL = dict(num_steps=40, num_samples=16, learning_rates=(0.1,), progress=False)
+
+
+def schools(sigma, y):
+    mu = numpyro.sample("mu", dist.Normal(0.0, 5.0))
+    log_tau = numpyro.sample("log_tau", dist.Normal(0.0, 2.0))
+    with numpyro.plate("j", y.shape[0]):
+        theta = numpyro.sample("theta", dist.Normal(mu, jnp.exp(log_tau)))
+        numpyro.sample("y", dist.Normal(theta, sigma), obs=y)
+
+
+def _coords(model, *args):
+    return Coordinates(model, args, {}, select_sites(analyse_model(model, *args), "default"))
+
+
+def _schools():
+    sigma = jnp.array([15.0, 10, 16, 11])
+    y = jnp.array([28.0, 8, -3, 7])
+    return _coords(schools, sigma, y)
+
+
+def _fit(coords, targets, init=None, **config):
+    init = init or {"mu": jnp.zeros(()), "log_tau": jnp.zeros(()), "theta": jnp.zeros(4)}
+    fits, _ = fit_parameterisations(coords, targets, init, VIConfig(**{**SMALL, **config}), seed=3)
+    return fits
+
+
+def test_the_final_elbo_uses_every_draw_asked_for():
+    """With 16 draws per chunk, 24 final draws used 16 before (the remainder was dropped)."""
+    coords = _schools()
+    ncp = {"ncp": Parameterisation.non_centred(coords.plan)}
+    sixteen, twenty_four = (_fit(coords, ncp, final_num_samples=n)["ncp"] for n in (16, 24))
+    np.testing.assert_allclose(sixteen.loc, twenty_four.loc)  # the same fit
+    assert abs(sixteen.elbo - twenty_four.elbo) > 1e-4
+
+
+def test_a_gradient_that_overflows_adam_is_a_skipped_step_not_a_frozen_fit():
+    """x ~ N(0, 1e-12): the gradient at q's draws is finite, its square is not in float32."""
+
+    def tiny():
+        numpyro.sample("x", dist.Normal(0.0, 1e-12))
+
+    coords = _coords(tiny)
+    fit = _fit(coords, {"cp": Parameterisation.centred(coords.plan)}, {"x": jnp.zeros(())}, num_steps=20)["cp"]
+    assert fit.nonfinite_steps > 0  # was 0: an infinite second moment kept, and the fit reported healthy
+
+
+def test_a_fit_does_not_depend_on_the_other_fits_of_its_batch():
+    """By position, NCP's fit beside CP's drew other random numbers than NCP's alone."""
+    coords = _schools()
+    ncp, cp = Parameterisation.non_centred(coords.plan), Parameterisation.centred(coords.plan)
+    alone = _fit(coords, {"ncp": ncp})["ncp"]
+    beside = _fit(coords, {"cp": cp, "ncp": ncp})["ncp"]
+    np.testing.assert_allclose(alone.loc, beside.loc, rtol=1e-6)
+    np.testing.assert_allclose(alone.elbo, beside.elbo, rtol=1e-6)  # vmapped over another batch: float order
