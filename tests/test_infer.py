@@ -40,6 +40,7 @@ def _infer(**options):
         (dict(num_chains=0), "num_chains must be a positive integer"),
         (dict(num_warmup=-1), "num_warmup must be a positive integer"),
         (dict(num_samples=2.5), "num_samples must be a positive integer"),
+        (dict(num_samples=3), "num_samples must be at least 4"),  # failed after sampling, in the diagnostics
         (dict(num_leapfrog=0), "num_leapfrog must be a positive integer"),
         (dict(method="cp", leapfrog_grid=(1, -2)), "leapfrog grid"),
         (dict(target_accept=True), "target_accept must be a number in \\(0, 1\\), got bool"),
@@ -49,6 +50,28 @@ def _infer(**options):
 def test_bad_arguments_are_named(options, message):
     with pytest.raises(ArgumentError, match=message):
         _infer(**options)
+
+
+def test_the_draws_asked_for_are_checked_against_what_the_diagnostics_need():
+    from autoreparam.diagnostics.standard import MIN_DRAWS
+    from autoreparam.validation import MIN_SAMPLES
+
+    assert MIN_SAMPLES == MIN_DRAWS
+
+
+@pytest.mark.filterwarnings("ignore::autoreparam.errors.ConvergenceWarning")
+def test_summary_names_elements_as_the_warnings_do():
+    """The table read b[5] where the warning said b[1,2], and 'one' for a site of shape (1,)."""
+
+    def shaped():
+        numpyro.sample("b", dist.Normal(0.0, 1.0).expand([2, 3]))
+        numpyro.sample("one", dist.Normal(0.0, 1.0).expand([1]))
+
+    result = ar.infer(shaped, method="cp", num_chains=2, num_warmup=20, num_samples=20, num_leapfrog=2,
+                      progress=False, vi_config=ar.VIConfig(num_steps=10, num_samples=4, learning_rates=(0.1,),
+                                                            final_num_samples=8, progress=False))
+    rows = [line.split()[0] for line in result.summary().splitlines() if line.startswith(("b[", "one"))]
+    assert rows == ["b[0,0]", "b[0,1]", "b[0,2]", "b[1,0]", "b[1,1]", "b[1,2]", "one[0]"]
 
 
 def test_target_accept_takes_any_real_number_type():

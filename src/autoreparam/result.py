@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from autoreparam.diagnostics.draws import element_names
 from autoreparam.diagnostics.ess import EfficiencyMetric, paper_metric
 from autoreparam.diagnostics.health import Health, assess
 from autoreparam.diagnostics.masked import diagnostic_views
@@ -153,8 +154,11 @@ class InferenceResult:
             nothing = np.full(flat.shape[1], np.nan)
             ess = np.asarray(d.standard.ess_bulk.get(name, nothing)).ravel()
             rhat = np.asarray(d.standard.r_hat.get(name, nothing)).ravel()
+            # Named as the warnings and ArviZ index the site (C order: ``b[1,2]``, and ``one[0]`` for
+            # shape (1,)); the flat index ``b[5]`` named another element than the warning did.
+            labels = element_names(name, value.shape[2:])
             for j in range(flat.shape[1]):
-                label = name if flat.shape[1] == 1 else f"{name}[{j}]"
+                label = labels[j]
                 col = flat[:, j]
                 q5, q95 = np.percentile(col, [5, 95])
                 ess_text = f"{ess[j]:>10.0f}" if np.isfinite(ess[j]) else f"{'-':>10}"

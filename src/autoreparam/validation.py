@@ -46,11 +46,20 @@ def check_call(model, model_args: tuple, model_kwargs: dict, seed) -> tuple[tupl
     return args, kwargs
 
 
+# The diagnostics' ``diagnostics.standard.MIN_DRAWS`` (not imported: site analysis imports this module,
+# and the diagnostics sit above it; a test checks that the two agree).
+MIN_SAMPLES = 4
+
+
 def check_counts(num_chains, num_warmup, num_samples, num_leapfrog) -> None:
     """Chains, warm-up and draws are positive integers; L is one too, or "oracle"."""
     for name, value in (("num_chains", num_chains), ("num_warmup", num_warmup), ("num_samples", num_samples)):
         if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0:
             raise ArgumentError(f"{name} must be a positive integer, got {value!r}")
+    if num_samples < MIN_SAMPLES:
+        # Fewer draws failed in the diagnostics after sampling, without naming num_samples (found in review).
+        raise ArgumentError(f"num_samples must be at least {MIN_SAMPLES} (R-hat and ESS need that many draws per "
+                            f"chain), got {num_samples}")
     if num_leapfrog != "oracle" and (not isinstance(num_leapfrog, (int, np.integer)) or isinstance(num_leapfrog, bool)
                                      or num_leapfrog <= 0):
         raise ArgumentError(f"num_leapfrog must be a positive integer or 'oracle', got {num_leapfrog!r}")

@@ -170,3 +170,12 @@ def test_empty_sites_are_skipped_and_input_is_not_modified():
     ess = ess_per_chain({"empty": np.zeros((2, 50, 0)), "x": x})
     assert ess.shape == (2, 1)
     np.testing.assert_array_equal(x, original)
+
+
+def test_ess_by_site_keeps_a_zero_size_site():
+    """A site of shape (0,) beside others: ``reshape((-1,) + (0,))`` raised (found in review)."""
+    from autoreparam.diagnostics.ess import ess_by_site
+
+    rng = np.random.default_rng(0)
+    out = ess_by_site({"a": rng.normal(size=(3, 100)), "c": np.zeros((3, 100, 0))})
+    assert out["c"].shape == (3, 0) and out["a"].shape == (3,)

@@ -114,7 +114,7 @@ def ess_by_site(draws: Mapping, **kwargs) -> dict[str, np.ndarray]:
     out, offset = {}, 0
     for name, site in checked.sites.items():
         size = site.shape[2]
-        out[name] = flat[:, offset : offset + size].reshape((-1,) + checked.shapes[name])
+        out[name] = flat[:, offset : offset + size].reshape((checked.num_chains,) + checked.shapes[name])
         offset += size
     return out
 

@@ -21,8 +21,10 @@ class DiagnosticViews:
     ``standard``: every site keeps its shape (so per-element R-hat and ESS index as the site does);
     masked elements are held at 0, whose R-hat is 0/0 = NaN and left out of the worst R-hat
     (`standard_diagnostics`); a site with no element left is dropped (else it would read as stuck).
-    ``efficiency``: masked elements removed (a partly masked site flattened to its kept elements),
-    since the paper's ESS counts a constant series as the worst possible one.
+    ``efficiency``: masked elements removed, since the paper's ESS counts a constant series as the
+    worst possible one: a partly masked site becomes one scalar entry per kept element, named by its
+    index in the site (``x[3]``), so that the worst element is named as the site indexes it (flattened
+    to its kept elements, the site's names were their positions among them; found in review).
     """
 
     standard: dict
@@ -34,18 +36,21 @@ def diagnostic_views(samples: Mapping, masks: Mapping[str, np.ndarray]) -> Diagn
     where the element has no density}."""
     if not masks:
         return DiagnosticViews(dict(samples), dict(samples))
-    standard, efficiency = dict(samples), dict(samples)
-    for name, mask in masks.items():
-        if name not in samples:
+    standard, efficiency = dict(samples), {}
+    for name, value in samples.items():
+        mask = masks.get(name)
+        if mask is None or not mask.any():
+            efficiency[name] = value
             continue
-        values = np.asarray(samples[name])
+        values = np.asarray(value)
         if mask.all():
-            del standard[name], efficiency[name]
+            del standard[name]
             continue
         held = np.array(values, copy=True)
         held[..., mask] = 0.0
         standard[name] = held
-        efficiency[name] = values[..., ~mask]
+        for index in np.argwhere(~mask):
+            efficiency[f"{name}[{','.join(map(str, index))}]"] = values[(Ellipsis, *index)]
     if not standard:  # nothing but masked sites: nothing to leave the diagnostics
         return DiagnosticViews(dict(samples), dict(samples))
     return DiagnosticViews(standard, efficiency)
