@@ -105,6 +105,15 @@ def test_learnable_centring_params_have_the_full_site_shape():
         LearnableCentringReparam("bogus")
 
 
+@pytest.mark.parametrize("init", [0.0, 1.0, -0.5, "0.5", True])
+def test_a_learnable_centring_must_start_where_it_can_move(init):
+    """From init=0 the centring stayed exactly 0 under SVI although its gradient was -48 (found in review)."""
+    from autoreparam.errors import ArgumentError
+
+    with pytest.raises(ArgumentError, match="strictly between 0 and 1"):
+        LearnableCentringReparam(init=init)
+
+
 def test_learnable_centring_density_equals_fixed_partial_centring(plan):
     lam = jnp.linspace(0.05, 0.95, 8)
     learnable = handlers.reparam(eight_schools, config={"theta": LearnableCentringReparam()})

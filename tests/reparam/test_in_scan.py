@@ -199,3 +199,32 @@ def test_the_density_is_differentiable_in_every_step_s_centring(coords):
     gradient = jax.jit(jax.grad(density))(jnp.full(STEPS, 0.5))
     assert gradient.shape == (STEPS,) and np.all(np.isfinite(gradient))
     assert np.unique(np.round(np.asarray(gradient), 6)).size > 1
+
+
+# --- a sample_shape inside a scan body (found in review, 2026-11-29) -----------------------------------
+def _shaped_in_scan():
+    s = numpyro.sample("s", dist.HalfNormal(1.0))
+
+    def body(carry, y):
+        z = numpyro.sample("z", dist.Normal(carry, s), sample_shape=(2,))
+        numpyro.sample("y", dist.Normal(z, 1.0), obs=jnp.array([y, y]))
+        return z.mean(), None
+
+    scan(body, 0.0, jnp.array([1.0, 2.0, 0.5]))
+
+
+def test_a_sample_shape_inside_scan_is_left_centred_never_rewritten_into_another_model():
+    """The rewrite drew one value per step where the model draws two (z of shape (3,) instead of (3, 2)),
+    silently: NumPyro hands the reparameteriser the distribution without the sample_shape."""
+    from autoreparam.errors import SiteError
+    from autoreparam.reparam.handlers import partially_centre_sites
+
+    trace = numpyro.handlers.trace(numpyro.handlers.seed(noncentre(_shaped_in_scan, "all"), 0)).get_trace()
+    assert trace["z"]["type"] == "sample" and trace["z"]["value"].shape == (3, 2)
+    plan = select_sites(analyse_model(_shaped_in_scan), "all")
+    assert "sample_shape inside a scan body" in plan.report()
+    with pytest.raises(SiteError, match="sample_shape inside a scan body"):
+        select_sites(analyse_model(_shaped_in_scan), ["z"])
+    with pytest.raises(SiteError, match="sample_shape inside a scan body"):
+        numpyro.handlers.trace(numpyro.handlers.seed(partially_centre_sites(_shaped_in_scan, {"z": (0.3, 0.3)}),
+                                                     0)).get_trace()

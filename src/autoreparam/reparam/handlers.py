@@ -21,7 +21,7 @@ from numpyro.distributions import constraints
 from numpyro.infer.reparam import Reparam
 from numpyro.primitives import Messenger
 
-from autoreparam.errors import SiteError
+from autoreparam.errors import ArgumentError, SiteError
 from autoreparam.reparam.families import find_family, supported_family_names, unwrap
 from autoreparam.reparam.in_scan import ScanBodyCentring, step_slice
 from autoreparam.reparam.parameterisation import Parameterisation, check_unit_interval
@@ -110,8 +110,13 @@ class LearnableCentringReparam(Reparam):
 
     def __init__(self, form: str = "tied", init: float = 0.5):
         if form not in ("tied", "separate"):
-            raise ValueError(f"form must be 'tied' or 'separate', got '{form}'")
-        self.form, self.init = form, init
+            raise ArgumentError(f"form must be 'tied' or 'separate', got '{form}'")
+        # Strictly inside (0, 1): NumPyro stores a unit-interval param as its logit, and at 0 or 1 the
+        # sigmoid's gradient underflows, so the centring never moved from its start (found in review).
+        if isinstance(init, bool) or not isinstance(init, (int, float)) or not (0.0 < init < 1.0):
+            raise ArgumentError(f"init must be a number strictly between 0 and 1 (e.g. 0.05 to start near "
+                                f"non-centred), got {init!r}: at 0 or 1 the learned centring cannot move")
+        self.form, self.init = form, float(init)
 
     def __call__(self, name, fn, obs):
         if obs is not None:

@@ -60,6 +60,12 @@ class ScanBodyCentring(Messenger):
                 if site["type"] != "sample" or site.get("is_observed"):
                     return None
                 reparam = make_reparam(site["name"], step)
+                if reparam is not None and tuple(site["kwargs"].get("sample_shape", ())):
+                    # The reparameteriser would get the distribution without its sample_shape and draw
+                    # one value per step where the model draws S (``ReversedScanSites``).
+                    raise SiteError(site["name"], "is sampled with a sample_shape inside a scan body, which "
+                                    "cannot be reparameterised; write the draws as a distribution with that "
+                                    "batch shape (e.g. .expand([S])) instead")
                 if reparam is not None and reverse:
                     # NumPyro's substitute slices a scanned value by the iteration count, which a
                     # reversed scan runs backwards: the auxiliary series would be read out of order.
@@ -73,30 +79,37 @@ class ScanBodyCentring(Messenger):
 
 
 class ReversedScanSites(Messenger):
-    """Record the names of the sites sampled inside a ``scan(..., reverse=True)`` body (site analysis),
-    which ``ScanBodyCentring`` cannot rewrite."""
+    """Record, during site analysis, the names of the sites sampled inside a ``scan(..., reverse=True)``
+    body (``names``), which ``ScanBodyCentring`` cannot rewrite, and of the sites sampled with a
+    ``sample_shape`` inside any scan body (``shaped``): NumPyro hands a reparameteriser only the
+    distribution, and scan's body runs under ``block``, out of reach of ``FoldSampleShape``, so such a
+    site would be rewritten as one value broadcast over its S draws (a different model; found in
+    review)."""
 
     def __init__(self, fn: Callable | None = None):
         self.names: set[str] = set()
+        self.shaped: set[str] = set()
         super().__init__(fn)
 
     def process_message(self, msg):
-        if msg["type"] != "control_flow" or not msg["args"][4]:
+        if msg["type"] != "control_flow":
             return
-        body, names = msg["args"][0], self.names
+        body, names, shaped, reverse = msg["args"][0], self.names, self.shaped, msg["args"][4]
 
         def recording_body(carry, x):
-            with _SampledNames(names):
+            with _SampledNames(names if reverse else set(), shaped):
                 return body(carry, x)
 
         msg["args"] = (recording_body, *msg["args"][1:])
 
 
 class _SampledNames(Messenger):
-    def __init__(self, names: set):
-        self.names = names
+    def __init__(self, names: set, shaped: set):
+        self.names, self.shaped = names, shaped
         super().__init__()
 
     def process_message(self, msg):
         if msg["type"] == "sample":
             self.names.add(msg["name"])
+            if tuple(msg["kwargs"].get("sample_shape", ())) and not msg["is_observed"]:
+                self.shaped.add(msg["name"])

@@ -38,6 +38,7 @@ class SiteInfo:
     depends_on: tuple[str, ...]  # latents its prior location/scale depend on
     in_scan: bool = False  # sampled inside numpyro.contrib.control_flow.scan (stacked over its steps)
     in_reversed_scan: bool = False  # inside scan(..., reverse=True), which cannot be reparameterised
+    sample_shape_in_scan: bool = False  # sampled with a sample_shape inside a scan body (in_scan.py says why)
     scaled: bool = False  # its log density is multiplied (handlers.scale, a subsampled plate): see selection
     # True where an element has no density (masked out: the observed positions of NumPyro's obs_mask
     # imputation site '<name>_unobserved'); None when every element has one.
@@ -139,7 +140,7 @@ def _trace(model: Callable, args, kwargs, seed: int):
         values = jax.core.eval_jaxpr(jaxpr, closed.consts)
         for name, value in zip(captured["computed"], values):
             trace[name] = {**trace[name], "value": np.asarray(value)}
-    return trace, frozenset(reversed_scans.names)
+    return trace, frozenset(reversed_scans.names), frozenset(reversed_scans.shaped)
 
 
 def _run_trace(model: Callable, recorder: ReversedScanSites, args, kwargs, seed: int):
@@ -181,7 +182,7 @@ def analyse_model(model: Callable, *args, seed: int = 0, **kwargs) -> ModelStruc
     a discrete latent and ``DataError`` for non-finite or non-numeric data (arguments or observed values).
     """
     _check_finite_arguments(args, kwargs)
-    trace, in_reversed_scan = _trace(model, args, kwargs, seed)
+    trace, in_reversed_scan, shaped_in_scan = _trace(model, args, kwargs, seed)
     latent_msgs, observed = [], []
     for name, msg in trace.items():
         if msg["type"] == "plate" and msg["args"][1] is not None and msg["args"][1] < msg["args"][0]:
@@ -230,6 +231,7 @@ def analyse_model(model: Callable, *args, seed: int = 0, **kwargs) -> ModelStruc
                 depends_on=deps.get(name, ()),
                 in_scan="_scan_current_index" in msg["infer"],
                 in_reversed_scan=name in in_reversed_scan,
+                sample_shape_in_scan=name in shaped_in_scan,
                 scaled=msg.get("scale") is not None,
                 without_density=_masked_out(msg, shape, event_dim),
             )
