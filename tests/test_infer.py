@@ -43,6 +43,12 @@ def _infer(**options):
         (dict(num_samples=3), "num_samples must be at least 4"),  # failed after sampling, in the diagnostics
         (dict(num_leapfrog=0), "num_leapfrog must be a positive integer"),
         (dict(method="cp", leapfrog_grid=(1, -2)), "leapfrog grid"),
+        # found in review: truncated, accepted as text, a bare TypeError, or refused only after the fit
+        (dict(method="cp", leapfrog_grid=(2.7, 4)), "leapfrog grid must hold positive integers"),
+        (dict(method="cp", leapfrog_grid=("4", "8")), "leapfrog grid must hold positive integers"),
+        (dict(method="cp", leapfrog_grid=8), "leapfrog grid must be a sequence"),
+        (dict(method="cp", leapfrog_grid=[(1, 4)]), "this method samples in 1 space"),
+        (dict(method="ihmc", leapfrog_grid=[(1, 2, 3)]), "this method samples in 2 space"),
         (dict(target_accept=True), "target_accept must be a number in \\(0, 1\\), got bool"),
         (dict(target_accept=1.5), "target_accept must lie in"),
     ],

@@ -172,7 +172,7 @@ def infer(
         raise ArgumentError(f"meta_probes= is for method='meta' or init='meta', not method={method!r}")
     if meta_probes not in (None, *PROBES):
         raise ArgumentError(f"meta_probes must be one of {', '.join(map(repr, PROBES))}, got {meta_probes!r}")
-    leapfrog_grid = check_grid(leapfrog_grid)
+    leapfrog_grid = check_grid(leapfrog_grid, num_spaces=2 if method == "ihmc" else 1)
     check_config(vi_config, "vi_config")
     check_target_accept(target_accept)
     nuts_config = NUTSConfig(num_warmup=num_warmup, num_samples=num_samples,

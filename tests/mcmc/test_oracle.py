@@ -86,3 +86,10 @@ def test_a_bad_grid_is_refused():
         check_grid((1, 0))
     with pytest.raises(ArgumentError, match="empty"):
         check_grid(())
+
+
+def test_a_candidate_given_twice_runs_once():
+    from autoreparam.mcmc.oracle import check_grid
+
+    assert check_grid([4, 4, 8, (1, 2), (1, 2)]) == (4, 8, (1, 2))
+    assert check_grid(np.array([1, 2])) == (1, 2)

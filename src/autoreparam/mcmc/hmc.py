@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from autoreparam.coordinates import Coordinates
+from autoreparam.errors import ArgumentError
 from autoreparam.mcmc.chains import ChainResult
 from autoreparam.mcmc.config import HMCConfig, initial_step_size
 from autoreparam.mcmc.cycle import build_cycle_kernel
@@ -37,7 +38,8 @@ def per_space_leapfrog(num_leapfrog, num_spaces: int) -> tuple[int, ...]:
     if len(values) == 1:
         values = values * num_spaces
     if len(values) != num_spaces or any(L <= 0 for L in values):
-        raise ValueError(f"num_leapfrog must be a positive integer or one per space ({num_spaces}), got {num_leapfrog}")
+        raise ArgumentError(f"num_leapfrog must be a positive integer or one per space ({num_spaces}), "
+                            f"got {num_leapfrog}")
     return values
 
 

@@ -60,14 +60,32 @@ def _label(L: Leapfrog) -> str:
     return str(L) if isinstance(L, int) else ",".join(map(str, L))
 
 
-def check_grid(grid: Sequence) -> tuple:
-    """Candidates as given: positive integers, or tuples of positive integers (one L per space)."""
+def _is_count(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) and x > 0
+
+
+def check_grid(grid: Sequence, num_spaces: int | None = None) -> tuple:
+    """Candidates as given, each once: positive integers, or tuples of positive integers (one L per
+    space; ``num_spaces`` of them when given). Floats, strings and booleans are refused: ``2.7`` was
+    truncated to 2 and ``"4"`` accepted, and a tuple of the wrong length failed after the variational
+    fit (found in review)."""
+    if isinstance(grid, (str, bytes)) or not isinstance(grid, (Sequence, np.ndarray)):
+        raise ArgumentError(f"the leapfrog grid must be a sequence of positive integers, e.g. (1, 2, 4), got {grid!r}")
     out = []
     for L in grid:
-        value = tuple(int(x) for x in L) if isinstance(L, (tuple, list)) else int(L)
-        if min(np.atleast_1d(value)) <= 0:
+        if isinstance(L, (tuple, list)):
+            if not L or not all(_is_count(x) for x in L):
+                raise ArgumentError(f"the leapfrog grid must hold positive integers, got {tuple(grid)}")
+            if num_spaces is not None and len(L) not in (1, num_spaces):
+                raise ArgumentError(f"the leapfrog grid's candidate {tuple(L)} gives {len(L)} leapfrog counts; "
+                                    f"this method samples in {num_spaces} space(s): give one L, or one per space")
+            value = tuple(int(x) for x in L)
+        elif _is_count(L):
+            value = int(L)
+        else:
             raise ArgumentError(f"the leapfrog grid must hold positive integers, got {tuple(grid)}")
-        out.append(value)
+        if value not in out:
+            out.append(value)
     if not out:
         raise ArgumentError("the leapfrog grid is empty")
     return tuple(out)

@@ -27,6 +27,8 @@ from blackjax.adaptation.mass_matrix import mass_matrix_adaptation
 from blackjax.adaptation.staged_adaptation import build_schedule
 from blackjax.adaptation.step_size import dual_averaging_adaptation
 
+from autoreparam.mcmc.step_size import settled_log_step_size
+
 
 class WindowState(NamedTuple):
     """One space's adaptation: dual averaging, Welford accumulator, and the values in force."""
@@ -70,7 +72,7 @@ def window_adaptation(target_accept: float, pool_variances=None):
             # the corpus) would make every step length 0: such an element keeps the metric in force.
             estimate = new_mass.inverse_mass_matrix
             inverse_mass = jnp.where(jnp.isfinite(estimate) & (estimate > 0), estimate, state.inverse_mass)
-            step_size = da_final(step)
+            step_size = jnp.exp(settled_log_step_size(step))
             return WindowState(da_init(step_size), new_mass._replace(inverse_mass_matrix=inverse_mass), step_size,
                                inverse_mass)
 
@@ -80,6 +82,7 @@ def window_adaptation(target_accept: float, pool_variances=None):
         return jax.lax.cond(jnp.asarray(window_end, dtype=bool), end_of_window, within_window)
 
     def final(state: WindowState):
-        return da_final(state.step), state.inverse_mass
+        # Capped while the last window's dual averaging is young (``step_size.settled_log_step_size``).
+        return jnp.exp(settled_log_step_size(state.step)), state.inverse_mass
 
     return init, update, final
