@@ -49,6 +49,8 @@ def _infer(**options):
         (dict(method="cp", leapfrog_grid=8), "leapfrog grid must be a sequence"),
         (dict(method="cp", leapfrog_grid=[(1, 4)]), "this method samples in 1 space"),
         (dict(method="ihmc", leapfrog_grid=[(1, 2, 3)]), "this method samples in 2 space"),
+        (dict(method="cp", form="bogus"), "form must be 'tied' or 'separate'"),
+        (dict(method="cp", kernel="nuts", step_size_rule="bogus"), "step_size_rule must be one of"),
         (dict(target_accept=True), "target_accept must be a number in \\(0, 1\\), got bool"),
         (dict(target_accept=1.5), "target_accept must lie in"),
     ],
@@ -403,3 +405,57 @@ def test_the_summary_of_a_model_with_a_fully_masked_latent():
     result = ar.infer(model, np.array([0.3, -0.2, 1.0]), num_chains=2, num_warmup=100, num_samples=150, progress=False)
     rows = [line for line in result.summary().splitlines() if line.startswith("z[")]
     assert len(rows) == 3 and all(line.split()[-2:] == ["-", "-"] for line in rows)
+
+
+# --- found in review (2026-11-29): each failed before its fix -----------------------------------------
+def _two_modes():
+    """theta's modes at +-2 per element: the start decides where each chain stays."""
+    theta = numpyro.sample("theta", dist.Normal(0.0, 3.0).expand([2]))
+    numpyro.factor("modes", -50.0 * jnp.sum((theta**2 - 4.0) ** 2))
+
+
+def test_an_edited_init_to_value_is_read_again():
+    from numpyro.infer import init_to_value
+
+    from autoreparam.initial import initial_values
+
+    values = {"theta": np.array([2.0, -2.0], np.float32)}
+    strategy = init_to_value(values=values)
+    first = initial_values(_two_modes, (), {}, ("theta",), strategy)
+    values["theta"] = np.array([-2.0, 2.0], np.float32)  # the same strategy object, new values
+    second = initial_values(_two_modes, (), {}, ("theta",), strategy)
+    np.testing.assert_allclose(first["theta"], [2.0, -2.0])
+    np.testing.assert_allclose(second["theta"], [-2.0, 2.0])  # were [2, -2]: the old program's constants
+
+
+@pytest.mark.parametrize("seed", [np.int64(1), np.uint32(7)])
+def test_a_numpy_integer_seed_runs(seed):
+    result = _infer(method="ncp", seed=seed)
+    assert np.all(np.isfinite(result.samples["theta"]))
+
+
+def test_a_seed_beyond_32_bits_is_refused_naming_the_seed():
+    with pytest.raises(ArgumentError, match="seed must be below 2\\*\\*32"):
+        _infer(method="ncp", seed=2**32)  # gave the draws of seed 0
+
+
+def test_text_arrays_in_the_data_stay_in_the_program():
+    """County names as a NumPy string array (the radon pattern) failed as a program argument."""
+
+    def grouped(names, y):
+        _, index = np.unique(names, return_inverse=True)
+        a = numpyro.sample("a", dist.Normal(0.0, 1.0).expand([2]))
+        numpyro.sample("y", dist.Normal(a[index], 1.0), obs=y)
+
+    y = np.array([1.0, 2.0, 3.0], np.float32)
+    as_list = _fit_small(grouped, ["x", "y", "x"], y)
+    as_array = _fit_small(grouped, np.array(["x", "y", "x"]), y)
+    np.testing.assert_allclose(as_list.samples["a"], as_array.samples["a"])
+    other = _fit_small(grouped, np.array(["y", "x", "x"]), y)  # other names, same shape: another posterior
+    assert not np.allclose(other.samples["a"], as_array.samples["a"])
+
+
+def _fit_small(model, *args):
+    return ar.infer(model, *args, method="cp", num_chains=1, num_warmup=20, num_samples=20, num_leapfrog=2,
+                    progress=False, vi_config=VIConfig(num_steps=10, num_samples=4, learning_rates=(0.01,),
+                                                       final_num_samples=8, progress=False))

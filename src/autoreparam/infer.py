@@ -21,7 +21,7 @@ from autoreparam.initial import ORIGIN, PRIOR_MEDIAN, check_init_strategy, initi
 from autoreparam.meta.network import PROBES
 from autoreparam.meta.predict import predict as meta_predict
 from autoreparam.meta.start import start_without_fit
-from autoreparam.mcmc.config import PAPER_L_GRID, HMCConfig, NUTSConfig
+from autoreparam.mcmc.config import PAPER_L_GRID, STEP_SIZE_RULES, HMCConfig, NUTSConfig
 from autoreparam.mcmc.oracle import check_grid
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import select_sites
@@ -162,6 +162,7 @@ def infer(
     network trained at the prior points, fitting nothing; ``MODEL_CARD.md``, META.md).
     """
     model_args, model_kwargs = check_call(model, model_args, model_kwargs, seed)
+    seed = int(seed)  # a NumPy integer is a valid seed; NumPyro's handler takes int
     compilation_cache.ensure()
     kernel = _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_leapfrog)
     if parameterisation is not None and method != "given":
@@ -173,6 +174,11 @@ def infer(
     if meta_probes not in (None, *PROBES):
         raise ArgumentError(f"meta_probes must be one of {', '.join(map(repr, PROBES))}, got {meta_probes!r}")
     leapfrog_grid = check_grid(leapfrog_grid, num_spaces=2 if method == "ihmc" else 1)
+    # Checked whatever the method: a misspelt value was accepted wherever it was not used (found in review).
+    if form not in ("tied", "separate"):
+        raise ArgumentError(f"form must be 'tied' or 'separate', got {form!r}")
+    if step_size_rule not in STEP_SIZE_RULES:
+        raise ArgumentError(f"step_size_rule must be one of {STEP_SIZE_RULES}, got {step_size_rule!r}")
     check_config(vi_config, "vi_config")
     check_target_accept(target_accept)
     nuts_config = NUTSConfig(num_warmup=num_warmup, num_samples=num_samples,

@@ -25,7 +25,7 @@ from numpyro.infer.util import log_density, unconstrain_fn
 
 from autoreparam.errors import ArgumentError, ModelError, SiteError
 from autoreparam.mcmc.programs import PROGRAMS
-from autoreparam.model_data import ModelData
+from autoreparam.model_data import ModelData, content_key
 from autoreparam.validation import model_failure, nonfinite_site
 
 # Random starting points tried after the prior median, when the user gave no init strategy.
@@ -111,6 +111,14 @@ def initial_values(
     raise SiteError(site, explanation + tried)
 
 
+def _strategy_key(strategy):
+    """An init strategy as a cache key: a ``functools.partial`` (NumPyro's ``init_to_value(values=...)``)
+    by its function and its arguments' contents, anything else as itself."""
+    if isinstance(strategy, functools.partial):
+        return ("partial", strategy.func, content_key(strategy.args), content_key(strategy.keywords))
+    return strategy
+
+
 def _values(model, model_args, model_kwargs, names, strategy, seed) -> tuple[dict, float, dict]:
     """The strategy's values, the model's log density there and the values unconstrained, in one
     compiled program.
@@ -139,8 +147,10 @@ def _values(model, model_args, model_kwargs, names, strategy, seed) -> tuple[dic
         total = log_density(seeded, model_args, model_kwargs, values)[0]
         return values, total, unconstrain_fn(seeded, model_args, model_kwargs, values)
 
-    # One executable per model, strategy and data shapes: a second call compiles nothing.
-    program_key = ("initial_values", model, data.key, tuple(names), strategy)
+    # One executable per model, strategy and data shapes: a second call compiles nothing. The strategy
+    # by content: ``init_to_value``'s values are constants of the program, and keyed by the partial's
+    # identity an edited values dict was ignored (found in review).
+    program_key = ("initial_values", model, data.key, tuple(names), _strategy_key(strategy))
     try:
         (values, total, free), _, _ = PROGRAMS(program_key, lambda: values_and_density,
                                                (data.arrays, jax.random.PRNGKey(seed)))

@@ -23,7 +23,10 @@ from numpyro import handlers
 
 
 def _is_array(x) -> bool:
-    return isinstance(x, (np.ndarray, np.generic, jax.Array))
+    """An array a compiled program can take as an argument: numbers or booleans. Text arrays (county
+    names as ``np.str_``) stay in the program, keyed by content (they failed as arguments, with an
+    error that blamed the model; found in review)."""
+    return isinstance(x, (np.ndarray, np.generic, jax.Array)) and np.dtype(x.dtype).kind in "biufc"
 
 
 def _hashable(x):
@@ -85,7 +88,7 @@ class ModelData:
         schools, then 12) retraced that closure on the new data and failed inside JAX ("Sum of
         sizes 10 must be equal to dimension 1 of the operand shape [256, 14]").
         """
-        static = tuple(_content(x) if i in self.closed else _hashable(x)
+        static = tuple(_content(x) if i in self.closed or isinstance(x, (np.ndarray, np.generic)) else _hashable(x)
                        for i, x in enumerate(self.leaves) if i not in self.dynamic)
         shapes = tuple((tuple(np.shape(self.leaves[i])), str(self.leaves[i].dtype)) for i in self.dynamic)
         return (self.treedef, static, shapes, self.reads)
@@ -95,7 +98,22 @@ def _content(x) -> tuple:
     """An array kept in the program, by value: keyed by ``id`` it was the same after ``y[:] = new``, and
     every cache handed back the program compiled on the old values, without an error."""
     x = np.ascontiguousarray(x)
-    return ("array", x.shape, str(x.dtype), hashlib.blake2b(x.tobytes(), digest_size=16).hexdigest())
+    raw = repr(x.tolist()).encode() if x.dtype.kind == "O" else x.tobytes()  # objects' bytes are addresses
+    return ("array", x.shape, str(x.dtype), hashlib.blake2b(raw, digest_size=16).hexdigest())
+
+
+def content_key(value):
+    """A hashable key for a value a compiled program keeps as constants (e.g. an init strategy's
+    values): arrays and numbers by content, dicts and sequences item by item, anything else as itself
+    (or by ``id`` if unhashable)."""
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted((str(k), content_key(v)) for k, v in value.items())))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(content_key(v) for v in value))
+    if isinstance(value, (np.ndarray, np.generic, jax.Array)) or (
+            isinstance(value, (int, float, complex)) and not isinstance(value, bool)):
+        return _content(np.asarray(value))
+    return _hashable(value)
 
 
 def _abstract_trace(model, data: ModelData):

@@ -30,17 +30,25 @@ from autoreparam.errors import ArgumentError, AutoreparamError, CompilationWarni
 MANY_SITES = 64
 
 
+MAX_SEED = 2**32
+
+
 def check_call(model, model_args: tuple, model_kwargs: dict, seed) -> tuple[tuple, dict]:
     """Check what an entry point was given; return the model's arguments with lists of numbers as arrays.
 
     A list of numbers is data: NumPyro distributions and JAX arithmetic take arrays, not lists
     (``[1.0, 2.0] - tracer`` is a TypeError deep inside a trace). Lists of anything else are left
-    alone, as are tuples (often shapes).
+    alone, as are tuples (often shapes). Callers pass the seed on as ``int(seed)`` (NumPyro's seed
+    handler refuses a NumPy integer).
     """
     check_model(model)
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
         # Negative seeds would fail late, inside NumPy's random generator, after compiling.
         raise ArgumentError(f"seed must be a non-negative integer, got {seed!r} ({type(seed).__name__})")
+    if seed >= MAX_SEED:
+        # JAX's keys take 32 bits without x64 (2**32 gave the draws of seed 0), and NumPyro's seed handler
+        # a C long: larger seeds failed as an error about the model (found in review).
+        raise ArgumentError(f"seed must be below 2**32 = {MAX_SEED}, got {seed}")
     args = tuple(_as_array(value) for value in model_args)
     kwargs = {name: _as_array(value) for name, value in model_kwargs.items()}
     return args, kwargs

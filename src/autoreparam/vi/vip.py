@@ -140,6 +140,7 @@ def fit_vip(
     the location, b for the scale, workshop paper). ``config``: the VI protocol (paper's by default).
     """
     model_args, model_kwargs = check_call(model, model_args, model_kwargs, seed)
+    seed = int(seed)  # a NumPy integer is a valid seed; NumPyro's handler takes int
     check_config(config)
     config = VIConfig() if config is None else config
     structure = analyse_model(model, *model_args, seed=seed, **model_kwargs)
