@@ -95,7 +95,8 @@ def check_prior(text: str, data: dict, spec: MethodSpec, seed: int, settings: Ru
 
 def _verdict(pvalues, labels, kinds, summary, start, **extra) -> dict:
     adjusted = holm(pvalues)
-    worst = int(np.argmin(adjusted))
+    # NaN: a test that could not be computed (``holm`` leaves it out); all NaN: nothing was tested.
+    worst = int(np.nanargmin(adjusted)) if np.any(~np.isnan(adjusted)) else 0
     return {
         "tests": int(adjusted.size),
         "min_adjusted_p": float(adjusted[worst]),
