@@ -123,8 +123,7 @@ def compare(
     check_counts(num_chains, num_warmup, num_samples, num_leapfrog)
     check_target_accept(target_accept)
     check_config(vi_config, "vi_config")
-    model_args, model_kwargs = check_call(model, model_args, model_kwargs, seed)
-    seed = int(seed)  # a NumPy integer is a valid seed; NumPyro's handler takes int
+    model_args, model_kwargs, seed = check_call(model, model_args, model_kwargs, seed)
     seconds = {}
     start = time.perf_counter()
     structure = analyse_model(model, *model_args, seed=seed, **model_kwargs)

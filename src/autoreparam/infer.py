@@ -161,8 +161,7 @@ def infer(
     fit's points, 4,000 gradients per call; ``meta/weights/MODEL_CARD_fit.md``) or ``"prior"`` (the
     network trained at the prior points, fitting nothing; ``MODEL_CARD.md``, META.md).
     """
-    model_args, model_kwargs = check_call(model, model_args, model_kwargs, seed)
-    seed = int(seed)  # a NumPy integer is a valid seed; NumPyro's handler takes int
+    model_args, model_kwargs, seed = check_call(model, model_args, model_kwargs, seed)
     compilation_cache.ensure()
     kernel = _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_leapfrog)
     if parameterisation is not None and method != "given":

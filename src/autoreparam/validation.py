@@ -33,13 +33,13 @@ MANY_SITES = 64
 MAX_SEED = 2**32
 
 
-def check_call(model, model_args: tuple, model_kwargs: dict, seed) -> tuple[tuple, dict]:
-    """Check what an entry point was given; return the model's arguments with lists of numbers as arrays.
+def check_call(model, model_args: tuple, model_kwargs: dict, seed) -> tuple[tuple, dict, int]:
+    """Check what an entry point was given; return the model's arguments with lists of numbers as arrays,
+    and the seed as a Python int (NumPyro's seed handler refuses a NumPy integer).
 
     A list of numbers is data: NumPyro distributions and JAX arithmetic take arrays, not lists
     (``[1.0, 2.0] - tracer`` is a TypeError deep inside a trace). Lists of anything else are left
-    alone, as are tuples (often shapes). Callers pass the seed on as ``int(seed)`` (NumPyro's seed
-    handler refuses a NumPy integer).
+    alone, as are tuples (often shapes).
     """
     check_model(model)
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
@@ -51,7 +51,7 @@ def check_call(model, model_args: tuple, model_kwargs: dict, seed) -> tuple[tupl
         raise ArgumentError(f"seed must be below 2**32 = {MAX_SEED}, got {seed}")
     args = tuple(_as_array(value) for value in model_args)
     kwargs = {name: _as_array(value) for name, value in model_kwargs.items()}
-    return args, kwargs
+    return args, kwargs, int(seed)
 
 
 # The diagnostics' ``diagnostics.standard.MIN_DRAWS`` (not imported: site analysis imports this module,

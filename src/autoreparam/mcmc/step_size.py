@@ -42,9 +42,10 @@ MIN_SETTLED_UPDATES = 10
 
 
 def settled_log_step_size(state):
-    """The log step size a dual-averaging run ends with: its running average (the initial step size if
-    it had no update), capped at the step size it (re)started from while it has had fewer than
-    ``MIN_SETTLED_UPDATES`` updates."""
+    """The log step size a dual-averaging run ends with: its running average, capped at the step size
+    it (re)started from while it has had fewer than ``MIN_SETTLED_UPDATES`` updates. With no update at
+    all (``adapt_fraction=0``, a warm-up of one transition) the initial step size: BlackJAX starts the
+    average at log 1 = 0, which made it 1 whatever the initial one (found in review)."""
     updates = state.step - 1
     average = jnp.where(updates > 0, state.log_step_size_avg, state.log_step_size)
     started_from = state.mu - jnp.log(10.0)
@@ -57,9 +58,6 @@ def dual_averaging_rule(target: float) -> StepSizeRule:
     def update(state, accept):
         return da_update(state, jnp.where(jnp.isfinite(accept), accept, 0.0))
 
-    # BlackJAX starts the running average at log 1 = 0 with ``step`` 1: with no update at all
-    # (``num_adapt`` 0: ``adapt_fraction=0`` or a warm-up of one transition) the initial step size
-    # stands, not exp(0) = 1 (``settled_log_step_size``).
     return StepSizeRule(
         lambda log_step: da_init(jnp.exp(log_step)),
         update,

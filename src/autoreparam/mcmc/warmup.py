@@ -54,7 +54,7 @@ def window_adaptation(target_accept: float, pool_variances=None):
     just before it becomes the new mass matrix (e.g. by the estimate over all chains' draws).
     """
     mm_init, mm_update, mm_final = mass_matrix_adaptation(is_diagonal_matrix=True)
-    da_init, da_update, da_final = dual_averaging_adaptation(target_accept)
+    da_init, da_update, _ = dual_averaging_adaptation(target_accept)
 
     def init(inverse_mass, step_size):
         mass = mm_init(inverse_mass.shape[-1], inverse_mass)

@@ -160,8 +160,7 @@ def predict(model: Callable, *args, network: Network | None = None, seed: int = 
     if network is None:
         network = default_network(SHIPPED_PRIOR if probes == "prior" else SHIPPED)
     probes = network.probes if probes is None else probes
-    args, kwargs = check_call(model, args, kwargs, seed)
-    seed = int(seed)  # a NumPy integer is a valid seed; NumPyro's handler takes int
+    args, kwargs, seed = check_call(model, args, kwargs, seed)
     compilation_cache.ensure()
     seconds = {}
     points = None

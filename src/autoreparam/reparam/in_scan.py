@@ -61,11 +61,8 @@ class ScanBodyCentring(Messenger):
                     return None
                 reparam = make_reparam(site["name"], step)
                 if reparam is not None and tuple(site["kwargs"].get("sample_shape", ())):
-                    # The reparameteriser would get the distribution without its sample_shape and draw
-                    # one value per step where the model draws S (``ReversedScanSites``).
-                    raise SiteError(site["name"], "is sampled with a sample_shape inside a scan body, which "
-                                    "cannot be reparameterised; write the draws as a distribution with that "
-                                    "batch shape (e.g. .expand([S])) instead")
+                    raise SiteError(site["name"], f"cannot reparameterise: {SAMPLE_SHAPE_IN_SCAN}; {EXPAND_INSTEAD} "
+                                    "instead")
                 if reparam is not None and reverse:
                     # NumPyro's substitute slices a scanned value by the iteration count, which a
                     # reversed scan runs backwards: the auxiliary series would be read out of order.
@@ -78,38 +75,44 @@ class ScanBodyCentring(Messenger):
         msg["args"] = (body_with_step, init, (xs, jnp.arange(length)), length, reverse)
 
 
-class ReversedScanSites(Messenger):
-    """Record, during site analysis, the names of the sites sampled inside a ``scan(..., reverse=True)``
-    body (``names``), which ``ScanBodyCentring`` cannot rewrite, and of the sites sampled with a
-    ``sample_shape`` inside any scan body (``shaped``): NumPyro hands a reparameteriser only the
-    distribution, and scan's body runs under ``block``, out of reach of ``FoldSampleShape``, so such a
-    site would be rewritten as one value broadcast over its S draws (a different model; found in
-    review)."""
+# NumPyro hands a reparameteriser only the distribution, and scan's body runs under ``block``, out of
+# reach of ``handlers.FoldSampleShape``: a site drawn with a sample_shape S in the body would be
+# rewritten as one value broadcast over its S draws, a different model (found in review).
+SAMPLE_SHAPE_IN_SCAN = "sampled with a sample_shape inside a scan body, which the rewrite would turn into one value per step"
+EXPAND_INSTEAD = "write the draws as a distribution with that batch shape (e.g. .expand([S]))"
+
+
+class ScanBodySites(Messenger):
+    """Record, during site analysis, the sites ``ScanBodyCentring`` cannot rewrite: those sampled
+    inside a ``scan(..., reverse=True)`` body (``reversed``) and those sampled with a ``sample_shape``
+    inside any scan body (``shaped``, ``SAMPLE_SHAPE_IN_SCAN``)."""
 
     def __init__(self, fn: Callable | None = None):
-        self.names: set[str] = set()
+        self.reversed: set[str] = set()
         self.shaped: set[str] = set()
         super().__init__(fn)
 
     def process_message(self, msg):
         if msg["type"] != "control_flow":
             return
-        body, names, shaped, reverse = msg["args"][0], self.names, self.shaped, msg["args"][4]
+        body, recorder, reverse = msg["args"][0], self, msg["args"][4]
 
         def recording_body(carry, x):
-            with _SampledNames(names if reverse else set(), shaped):
+            with _BodySites(recorder, reverse):
                 return body(carry, x)
 
         msg["args"] = (recording_body, *msg["args"][1:])
 
 
-class _SampledNames(Messenger):
-    def __init__(self, names: set, shaped: set):
-        self.names, self.shaped = names, shaped
+class _BodySites(Messenger):
+    def __init__(self, recorder: ScanBodySites, reverse: bool):
+        self.recorder, self.reverse = recorder, reverse
         super().__init__()
 
     def process_message(self, msg):
-        if msg["type"] == "sample":
-            self.names.add(msg["name"])
-            if tuple(msg["kwargs"].get("sample_shape", ())) and not msg["is_observed"]:
-                self.shaped.add(msg["name"])
+        if msg["type"] != "sample" or msg["is_observed"]:
+            return
+        if self.reverse:
+            self.recorder.reversed.add(msg["name"])
+        if tuple(msg["kwargs"].get("sample_shape", ())):
+            self.recorder.shaped.add(msg["name"])

@@ -15,6 +15,7 @@ from typing import Sequence
 
 from autoreparam.errors import ArgumentError, SiteError
 from autoreparam.reparam.families import supported_family_names
+from autoreparam.reparam.in_scan import EXPAND_INSTEAD, SAMPLE_SHAPE_IN_SCAN
 from autoreparam.reparam.sites import ModelStructure, SiteInfo
 
 
@@ -78,12 +79,6 @@ def _name_clash(site: SiteInfo, structure: ModelStructure) -> str | None:
 _IN_REVERSED_SCAN = "sampled inside scan(..., reverse=True), whose steps NumPyro substitutes out of order"
 
 
-# NumPyro hands a reparameteriser the distribution without the sample_shape, and scan's body is out of
-# reach of ``handlers.FoldSampleShape``: S draws per step would become one (``in_scan.ReversedScanSites``).
-_SAMPLE_SHAPE_IN_SCAN = ("sampled with a sample_shape inside a scan body, which the rewrite would turn into one "
-                         "value per step")
-
-
 # A site whose log density NumPyro multiplies by s (handlers.scale) has the unnormalised density
 # p(z)^s. Moving to z~ = (z - lambda mu) / s_z^(1 - lambda) needs p(z(z~))^s |dz/dz~|, but the rewritten
 # program scales the auxiliary site's density by s and adds no Jacobian, which leaves out
@@ -101,8 +96,7 @@ def _decide(site: SiteInfo, policy: str, structure: ModelStructure) -> SiteDecis
     if site.in_reversed_scan:
         return SiteDecision(site.name, False, f"left centred: {_IN_REVERSED_SCAN}")
     if site.sample_shape_in_scan:
-        return SiteDecision(site.name, False, f"left centred: {_SAMPLE_SHAPE_IN_SCAN} (write the draws as a "
-                            "distribution with that batch shape, e.g. .expand([S]), to rewrite it)")
+        return SiteDecision(site.name, False, f"left centred: {SAMPLE_SHAPE_IN_SCAN} ({EXPAND_INSTEAD} to rewrite it)")
     if site.scaled:
         return SiteDecision(site.name, False, f"left centred: {_SCALED}")
     if policy == "all":
@@ -136,8 +130,8 @@ def select_sites(structure: ModelStructure, sites: str | Sequence[str] = "defaul
                 raise SiteError(name, f"cannot reparameterise: {_IN_REVERSED_SCAN}; scan forwards over "
                                 "reversed inputs instead, or leave it out")
             if site.sample_shape_in_scan:
-                raise SiteError(name, f"cannot reparameterise: {_SAMPLE_SHAPE_IN_SCAN}; write the draws as a "
-                                "distribution with that batch shape (e.g. .expand([S])), or leave it out")
+                raise SiteError(name, f"cannot reparameterise: {SAMPLE_SHAPE_IN_SCAN}; {EXPAND_INSTEAD}, "
+                                "or leave it out")
             if site.scaled:
                 raise SiteError(name, f"cannot reparameterise: {_SCALED}; leave it out")
             clash = _name_clash(site, structure)

@@ -21,7 +21,7 @@ from numpyro.primitives import Messenger
 from autoreparam.errors import DataError, ModelError, SiteError
 from autoreparam.reparam.dependence import dce_jaxpr, prior_dependencies
 from autoreparam.reparam.families import Family, find_family, unwrap
-from autoreparam.reparam.in_scan import ReversedScanSites
+from autoreparam.reparam.in_scan import ScanBodySites
 from autoreparam.validation import check_observed_site, model_failure
 
 
@@ -122,10 +122,10 @@ def _trace(model: Callable, args, kwargs, seed: int):
     distributions and concrete observed values are read from the trace afterwards.
     """
     captured = {}
-    reversed_scans = ReversedScanSites(model)
+    scan_sites = ScanBodySites(model)
 
     def run():
-        trace = captured["trace"] = _run_trace(model, reversed_scans, args, kwargs, seed)
+        trace = captured["trace"] = _run_trace(model, scan_sites, args, kwargs, seed)
         # Observed values the model computes (rather than receives) are tracers here; they are
         # returned so that only the operations they need are evaluated below, for the data checks.
         computed = [n for n, m in trace.items() if m["type"] == "sample" and m["is_observed"]
@@ -140,10 +140,10 @@ def _trace(model: Callable, args, kwargs, seed: int):
         values = jax.core.eval_jaxpr(jaxpr, closed.consts)
         for name, value in zip(captured["computed"], values):
             trace[name] = {**trace[name], "value": np.asarray(value)}
-    return trace, frozenset(reversed_scans.names), frozenset(reversed_scans.shaped)
+    return trace, frozenset(scan_sites.reversed), frozenset(scan_sites.shaped)
 
 
-def _run_trace(model: Callable, recorder: ReversedScanSites, args, kwargs, seed: int):
+def _run_trace(model: Callable, recorder: ScanBodySites, args, kwargs, seed: int):
     """The trace of ``model``, run as ``recorder`` (the model under that handler); errors name ``model``."""
     # block: an analysis run must be invisible to handlers the caller may have around us.
     with handlers.block():
