@@ -346,7 +346,7 @@ def test_auto_keeps_the_origin_where_float32_resolves_it():
     assert "float32" not in result.decision
 
 
-def test_a_frozen_warm_up_starts_again_from_a_variational_fit():
+def test_a_frozen_warm_up_starts_again_from_a_variational_fit(monkeypatch):
     """Generated program 218 of the corpus (a Poisson GLM with tau_a ~ half_normal(0.026) and beta ~
     N(0, 0.04)): the jittered start puts beta tens of prior scales out, the step size fell to 2e-13 and
     every chain, pilot and candidate froze (R-hat 3e7, 1.1 million gradients)."""
@@ -367,7 +367,14 @@ def test_a_frozen_warm_up_starts_again_from_a_variational_fit():
     assert result.gradients["total"] < 550_000
     # A warm-up too short to switch after the restart stays in the rescue's NCP: said so, not called
     # the rule's centring learnt at warm-up draws (found in review).
-    short = _auto(model, num_warmup=100, num_samples=200, seed=723614065, **data)
+    # A user's vi_config is the rescue's fit protocol, auto's only fit (it was accepted and ignored).
+    import autoreparam.auto as auto_module
+
+    configs, fitted_start = [], auto_module.fitted_start
+    monkeypatch.setattr(auto_module, "fitted_start", lambda *a: configs.append(a[-1]) or fitted_start(*a))
+    config = ar.VIConfig(num_steps=300, num_samples=4, learning_rates=(0.05,), final_num_samples=32, progress=False)
+    short = _auto(model, num_warmup=100, num_samples=200, seed=723614065, vi_config=config, **data)
+    assert configs == [config]
     assert "started again" in short.decision and short.method == "auto -> ncp", short.decision
     assert "Section 3 rule" not in short.decision
 

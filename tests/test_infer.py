@@ -12,6 +12,7 @@ import numpyro.distributions as dist
 import pytest
 
 import autoreparam as ar
+from autoreparam.compare import compare
 from autoreparam.errors import ArgumentError, DataError, SiteError
 from autoreparam.mcmc.config import HMCConfig
 from autoreparam.mcmc.hmc import CycleSampler
@@ -25,9 +26,11 @@ SIGMA = jnp.array([15, 10, 16, 11, 9, 11, 10, 18.0])
 Y = jnp.array([28, 8, -3, 7, -1, 1, 18, 12.0])
 
 
-def _infer(**options):
+def _infer(model=None, **options):
     settings = dict(num_chains=2, num_warmup=200, num_samples=60, num_leapfrog=2, vi_config=TINY_VI, progress=False)
     settings.update(options)
+    if model is not None:
+        return ar.infer(model, **settings)
     return ar.infer(eight_schools, SIGMA, y=Y, **settings)
 
 
@@ -50,6 +53,8 @@ def _infer(**options):
         (dict(method="cp", leapfrog_grid=[(1, 4)]), "this method samples in 1 space"),
         (dict(method="ihmc", leapfrog_grid=[(1, 2, 3)]), "this method samples in 2 space"),
         (dict(method="cp", form="bogus"), "form must be 'tied' or 'separate'"),
+        # found in review: arguments the method does not use were accepted without a word
+        (dict(method="cp", form="separate"), "form='separate' is the form of the centring VIP learns"),
         (dict(method="cp", kernel="nuts", step_size_rule="bogus"), "step_size_rule must be one of"),
         (dict(target_accept=True), "target_accept must be a number in \\(0, 1\\), got bool"),
         (dict(target_accept=1.5), "target_accept must lie in"),
@@ -437,6 +442,39 @@ def test_a_numpy_integer_seed_runs(seed):
 def test_a_seed_beyond_32_bits_is_refused_naming_the_seed():
     with pytest.raises(ArgumentError, match="seed must be below 2\\*\\*32"):
         _infer(method="ncp", seed=2**32)  # gave the draws of seed 0
+
+
+def _model_with_a_seed(y, seed):
+    theta = numpyro.sample("theta", dist.Normal(0.0, 1.0))
+    numpyro.sample("y", dist.Normal(theta + seed, 1.0), obs=y)
+
+
+def _model_with_a_default_method(y, *, method=0.0):
+    theta = numpyro.sample("theta", dist.Normal(0.0, 1.0))
+    numpyro.sample("y", dist.Normal(theta + method, 1.0), obs=y)
+
+
+def test_a_model_parameter_named_like_an_infer_keyword_is_named():
+    """``infer(model, y, seed=3)`` gives infer its seed: a model parameter 'seed' never got it, and the
+    model failed with a bare 'missing argument' (found in review)."""
+    y = jnp.zeros(3)
+    with pytest.raises(ArgumentError, match="the model's parameter 'seed' has the name of infer's own keyword seed="):
+        _infer(method="ncp", model=_model_with_a_seed, y=y)
+    with pytest.raises(ArgumentError, match="parameter 'seed' has the name of compare's own keyword"):
+        compare(_model_with_a_seed, y, methods=["cp"])
+    with pytest.raises(ArgumentError, match="parameter 'seed' has the name of fit_vip's own keyword"):
+        ar.fit_vip(_model_with_a_seed, y)
+    with pytest.raises(ArgumentError, match="parameter 'seed' has the name of predict's own keyword"):
+        ar.predict_parameterisation(_model_with_a_seed, y)
+    # Given positionally, it reaches the model.
+    result = ar.infer(_model_with_a_seed, y, 0.0, method="ncp", num_chains=2, num_warmup=50, num_samples=20,
+                      num_leapfrog=2, vi_config=TINY_VI, progress=False)
+    assert np.all(np.isfinite(result.samples["theta"]))
+    # With a default, infer's method= would silently have kept the model's at its default: warned.
+    with pytest.warns(UserWarning, match="parameter 'method' has the name of infer's own keyword method=.*keeps its "
+                                         "default 0.0.*functools.partial"):
+        ar.infer(_model_with_a_default_method, y, method="ncp", num_chains=2, num_warmup=50, num_samples=20,
+                 num_leapfrog=2, vi_config=TINY_VI, progress=False)
 
 
 def test_text_arrays_in_the_data_stay_in_the_program():

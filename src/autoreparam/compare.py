@@ -123,7 +123,7 @@ def compare(
     check_counts(num_chains, num_warmup, num_samples, num_leapfrog)
     check_target_accept(target_accept)
     check_config(vi_config, "vi_config")
-    model_args, model_kwargs, seed = check_call(model, model_args, model_kwargs, seed)
+    model_args, model_kwargs, seed = check_call(model, model_args, model_kwargs, seed, entry=compare)
     seconds = {}
     start = time.perf_counter()
     structure = analyse_model(model, *model_args, seed=seed, **model_kwargs)

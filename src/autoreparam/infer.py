@@ -149,6 +149,11 @@ def infer(
     make it untrustworthy says so in ``summary()`` and ``result.health``, and ``infer`` warns
     (``autoreparam.ConvergenceWarning``). ``target_accept``: the mean acceptance the step size is
     adapted to (NUTS and windowed HMC: 0.8 by default; raise it, e.g. to 0.95, against divergences).
+    ``vi_config``: the protocol (`autoreparam.VIConfig`) of the variational fits a method runs, the
+    paper's by default for "cp", "ncp", "vip", "ihmc" and "given"; "auto" fits only when a frozen
+    warm-up starts again (`autoreparam.auto.rescue`; ``vi.protocol.FAST`` by default). ``form``: the
+    form of the centring VIP learns, "tied" (one lambda per element, paper 000) or "separate" (a for
+    the location, b for the scale, paper 004); refused with any other method, which learns none.
 
     ``method="meta"``: sample in the centring the meta-learned network predicts
     (`autoreparam.meta.predict`, paper 003), with no per-model optimisation; NUTS by default. Its
@@ -161,7 +166,7 @@ def infer(
     fit's points, 4,000 gradients per call; ``meta/weights/MODEL_CARD_fit.md``) or ``"prior"`` (the
     network trained at the prior points, fitting nothing; ``MODEL_CARD.md``, META.md).
     """
-    model_args, model_kwargs, seed = check_call(model, model_args, model_kwargs, seed)
+    model_args, model_kwargs, seed = check_call(model, model_args, model_kwargs, seed, entry=infer)
     compilation_cache.ensure()
     kernel = _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_leapfrog)
     if parameterisation is not None and method != "given":
@@ -176,6 +181,10 @@ def infer(
     # Checked whatever the method: a misspelt value was accepted wherever it was not used (found in review).
     if form not in ("tied", "separate"):
         raise ArgumentError(f"form must be 'tied' or 'separate', got {form!r}")
+    # Arguments a method does not use were accepted without a word (found in review).
+    if form != "tied" and method != "vip":
+        raise ArgumentError(f"form={form!r} is the form of the centring VIP learns (method='vip'); method={method!r} "
+                            "learns none: drop form= or use method='vip'")
     if step_size_rule not in STEP_SIZE_RULES:
         raise ArgumentError(f"step_size_rule must be one of {STEP_SIZE_RULES}, got {step_size_rule!r}")
     check_config(vi_config, "vi_config")
@@ -202,7 +211,8 @@ def infer(
     bar = _bar(progress and (method == "auto" or kernel == "nuts"), nuts_config)
     if method == "auto":
         # No variational fit: the Section 3 rule gives the parameterisation, learnt during warm-up.
-        outcome = run_auto(coords, free_init, start_values, num_chains, nuts_config, seed, progress=bar)
+        outcome = run_auto(coords, free_init, start_values, num_chains, nuts_config, seed, progress=bar,
+                           vi_config=vi_config)
         chains, decision, lam, labels = outcome.chains, outcome.reason, outcome.param.lam, (outcome.label,)
         standard = outcome.standard  # of these draws, computed by ``auto.run_on``
         timing.update({k: v for k, v in outcome.timing.items() if k != "analysis"})

@@ -8,8 +8,8 @@ choice of initial values call them.
 
 from __future__ import annotations
 
+import inspect
 import numbers
-
 import re
 import traceback
 import warnings
@@ -33,15 +33,19 @@ MANY_SITES = 64
 MAX_SEED = 2**32
 
 
-def check_call(model, model_args: tuple, model_kwargs: dict, seed) -> tuple[tuple, dict, int]:
+def check_call(model, model_args: tuple, model_kwargs: dict, seed,
+               entry: Callable | None = None) -> tuple[tuple, dict, int]:
     """Check what an entry point was given; return the model's arguments with lists of numbers as arrays,
     and the seed as a Python int (NumPyro's seed handler refuses a NumPy integer).
 
     A list of numbers is data: NumPyro distributions and JAX arithmetic take arrays, not lists
     (``[1.0, 2.0] - tracer`` is a TypeError deep inside a trace). Lists of anything else are left
-    alone, as are tuples (often shapes).
+    alone, as are tuples (often shapes). ``entry``: the calling entry point (``infer``, ...), whose own
+    keywords a model parameter must not share (``check_keyword_names``).
     """
     check_model(model)
+    if entry is not None:
+        check_keyword_names(model, model_args, entry)
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
         # Negative seeds would fail late, inside NumPy's random generator, after compiling.
         raise ArgumentError(f"seed must be a non-negative integer, got {seed!r} ({type(seed).__name__})")
@@ -52,6 +56,35 @@ def check_call(model, model_args: tuple, model_kwargs: dict, seed) -> tuple[tupl
     args = tuple(_as_array(value) for value in model_args)
     kwargs = {name: _as_array(value) for name, value in model_kwargs.items()}
     return args, kwargs, int(seed)
+
+
+def check_keyword_names(model, model_args: tuple, entry: Callable) -> None:
+    """A model parameter named like one of ``entry``'s own keywords (``seed``, ``method``, ``sites``, ...)
+    and not given positionally can never reach the model by keyword: ``infer(model, y, seed=3)`` gives
+    infer its seed. Without a default the model then failed with a bare "missing argument"; with one,
+    the value meant for the model went silently to ``entry`` (found in review). Refuse the first and
+    warn of the second, naming the parameter and how to pass it."""
+    try:
+        signature = inspect.signature(model)
+        bound = signature.bind_partial(*model_args).arguments
+    except (TypeError, ValueError):  # no signature (some builtins) or too many arguments: the call says so
+        return
+    reserved = {name for name, p in inspect.signature(entry).parameters.items() if p.kind is p.KEYWORD_ONLY}
+    name_of_entry = entry.__name__
+    for name, parameter in signature.parameters.items():
+        if name in bound or name not in reserved or parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD,
+                                                                               parameter.KEYWORD_ONLY):
+            continue
+        how = (f"bind it first, functools.partial(model, {name}=...), or rename it" if
+               parameter.kind is parameter.KEYWORD_ONLY else
+               f"pass it positionally after the model's earlier arguments, bind it first with "
+               f"functools.partial(model, {name}=...), or rename it")
+        clash = (f"the model's parameter '{name}' has the name of {name_of_entry}'s own keyword {name}=, so "
+                 f"{name_of_entry} takes {name}=... for itself and the model never receives it")
+        if parameter.default is parameter.empty:
+            raise ArgumentError(f"{clash}: {how}")
+        warnings.warn(f"{clash}; it keeps its default {_short(parameter.default)}. To set it, {how}",
+                      UserWarning, stacklevel=4)
 
 
 # The diagnostics' ``diagnostics.standard.MIN_DRAWS`` (not imported: site analysis imports this module,

@@ -117,8 +117,9 @@ def rule_switches(codes: np.ndarray, segment: int) -> list[tuple[int, int]]:
 class _Run:
     """One auto run's state: the sampler, the rule, timings and the text of the decision."""
 
-    def __init__(self, coords: Coordinates, config: NUTSConfig, seed: int, progress):
+    def __init__(self, coords: Coordinates, config: NUTSConfig, seed: int, progress, vi_config=None):
         self.coords, self.config, self.seed, self.progress = coords, config, seed, progress
+        self.vi_config = vi_config  # of a rescue's fit (``auto.rescue``); None: its light default
         self.sampler = SegmentSampler(coords, config, segment_length(config))
         self.rule = RuleLambda(coords, seed)
         self.timing = {"compile": 0.0, "lambda": 0.0, "warmup": 0.0, "pilots": 0.0, "sampling": 0.0}
@@ -197,15 +198,17 @@ def _climb(run: _Run, coords: Coordinates) -> tuple[dict, Parameterisation, dict
 
 
 def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | None, num_chains: int,
-             config: NUTSConfig, seed: int, progress=None) -> AutoOutcome:
+             config: NUTSConfig, seed: int, progress=None, vi_config=None) -> AutoOutcome:
     """Warm up in the rule's lambda (re-learnt before the last window), pilot, check, and draw.
 
     ``free_init`` and ``init_values`` None: start at the origin of the unconstrained space
     (``initial.ORIGIN``), whose values and log density the rule's program computes with the first
     lambda, sparing a process's first call a program of its own (``initial.initial_values``, which
     still runs when the density there is not finite, to find another start or name the site).
+    ``vi_config``: the protocol of the variational fit a frozen warm-up starts again from
+    (``auto.rescue``; None: ``vi.protocol.FAST``), the only fit ``auto`` runs.
     """
-    plan, run = coords.plan, _Run(coords, config, seed, progress)
+    plan, run = coords.plan, _Run(coords, config, seed, progress, vi_config)
     centred = Parameterisation.centred(plan)
     at_origin = False
     if init_values is None and plan.sites:
@@ -332,7 +335,7 @@ def _start_again(run: _Run, param, chains, parts, done, start_values: dict, num_
     fit fails, the frozen warm-up runs to its end as before. The fit's gradients and seconds count as
     warm-up (its compilation as compilation)."""
     step = float(np.min(np.asarray(chains.adapt.step_size)))
-    start = fitted_start(run.coords, start_values, num_chains, seed)
+    start = fitted_start(run.coords, start_values, num_chains, seed, run.vi_config)
     where = f"after {done} warm-up transitions" if done < run.config.num_warmup else "at the end of the warm-up"
     if start is None:
         run.notes.append(f"the step size was {step:.2g} {where}, too small to move the chains; a variational fit to "

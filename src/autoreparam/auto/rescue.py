@@ -35,7 +35,7 @@ from autoreparam.coordinates import Coordinates
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.sampling import draws_from_q
 from autoreparam.vi.fits import fit_parameterisations
-from autoreparam.vi.protocol import FAST
+from autoreparam.vi.protocol import FAST, VIConfig
 
 # 1023 leapfrog steps (NUTS's most, 10 doublings) of this size cover a tenth of one unit of the metric.
 FROZEN_STEP = 1e-4
@@ -59,11 +59,13 @@ def froze(step_size) -> bool:
     return bool(not np.all(np.isfinite(step)) or np.min(step) < FROZEN_STEP)
 
 
-def fitted_start(coords: Coordinates, start_values: dict, num_chains: int, seed: int) -> FittedStart | None:
+def fitted_start(coords: Coordinates, start_values: dict, num_chains: int, seed: int,
+                 config: VIConfig | None = None) -> FittedStart | None:
     """Draws of a light mean-field fit in NCP, from ``start_values`` (original coordinates, by site);
-    None if the fit's ELBO is not finite (there is then nothing better to start from)."""
+    None if the fit's ELBO is not finite (there is then nothing better to start from). ``config``: the
+    fit's protocol, ``FAST`` by default (a user's ``infer(..., vi_config=...)``)."""
     ncp = Parameterisation.non_centred(coords.plan)
-    config = dataclasses.replace(FAST, progress=False)
+    config = dataclasses.replace(FAST if config is None else config, progress=False)
     fits, timing = fit_parameterisations(coords, {"ncp": ncp}, start_values, config, seed=seed, label="VI")
     fit = fits["ncp"]
     if not fit.ok:

@@ -160,7 +160,7 @@ def predict(model: Callable, *args, network: Network | None = None, seed: int = 
     if network is None:
         network = default_network(SHIPPED_PRIOR if probes == "prior" else SHIPPED)
     probes = network.probes if probes is None else probes
-    args, kwargs, seed = check_call(model, args, kwargs, seed)
+    args, kwargs, seed = check_call(model, args, kwargs, seed, entry=predict)
     compilation_cache.ensure()
     seconds = {}
     points = None

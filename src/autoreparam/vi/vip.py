@@ -139,7 +139,7 @@ def fit_vip(
     as in the paper) or a list of names. ``form``: "tied" (one lambda, ICML paper) or "separate" (a for
     the location, b for the scale, workshop paper). ``config``: the VI protocol (paper's by default).
     """
-    model_args, model_kwargs, seed = check_call(model, model_args, model_kwargs, seed)
+    model_args, model_kwargs, seed = check_call(model, model_args, model_kwargs, seed, entry=fit_vip)
     check_config(config)
     config = VIConfig() if config is None else config
     structure = analyse_model(model, *model_args, seed=seed, **model_kwargs)
