@@ -234,3 +234,41 @@ def test_an_empty_outer_loop_around_an_inner_loop(y):
     text = "data I: int\ndata J: int\ndata y: real[I, J]\nfor (i in 1 .. I)\n  for (j in 1 .. J)\n    y[i, j] ~ normal(0, 1)\n"
     model, args, kwargs = compile_program(text, {"I": 0, "J": 3, "y": y})
     assert kwargs["y"].shape == (0, 3) and float(log_density(model, args, kwargs, {})[0]) == 0.0
+
+
+# Found in review: each of these compiled to a model other than the text's.
+@pytest.mark.parametrize("text,data,loc", [
+    ("s ~ normal(0, 1)\nmu ~ normal(s * 3000000000, 1)\n", None, 3e9),  # JAX's int32 made it 1.29e9
+    ("data N: int\ns ~ normal(0, 1)\nmu ~ normal(s * (N * N), 1)\n", {"N": 100_000}, 1e10),  # was 1.41e9
+    ("data x: int[2]\ns ~ normal(0, 1)\nmu ~ normal(s * sum(x), 1)\n", {"x": [2_000_000_000] * 2}, 4e9),  # was 2.9e8
+])
+def test_integers_beyond_int32_do_not_wrap_around_when_they_meet_a_latent(text, data, loc):
+    model, args, kwargs = compile_program(text, data)
+    for run in (lambda p: log_density(model, args, kwargs, p)[0], jax.jit(lambda p: log_density(model, args, kwargs, p)[0])):
+        got = float(run({"s": jnp.float32(1.0), "mu": jnp.float32(0.0)}))
+        expected = float(dist.Normal(0.0, 1.0).log_prob(1.0) + dist.Normal(jnp.float32(loc), 1.0).log_prob(0.0))
+        assert got == pytest.approx(expected, rel=1e-6)
+
+
+def test_poisson_log_with_a_large_log_rate_is_minus_infinity_not_nan():
+    # Through exp(log_rate) the rate overflowed float32 above 88.7, and the log density was inf - inf.
+    model, args, kwargs = compile_program("a ~ normal(0, 10)\nobserve y = 3\ny ~ poisson_log(a)\n")
+    density = lambda a: float(log_density(model, args, kwargs, {"a": jnp.float32(a)})[0])  # noqa: E731
+    assert density(89.0) == -np.inf
+    expected = dist.Normal(0.0, 10.0).log_prob(1.3) + dist.Poisson(jnp.exp(1.3)).log_prob(3.0)
+    assert density(1.3) == pytest.approx(float(expected), rel=1e-6)
+    grad = jax.grad(lambda a: log_density(model, args, kwargs, {"a": a})[0])(jnp.float32(1.3))
+    assert float(grad) == pytest.approx(-1.3 / 100 + 3 - float(np.exp(1.3)), rel=1e-5)
+
+
+def test_a_sequential_loop_with_no_steps_defines_an_empty_array():
+    # `for (t in 2 .. T)` with T = 1 left x undefined, and reading it said it was missing observed data.
+    text = "data T: int\nfor (t in 2 .. T)\n  x[t] ~ normal(0, 1)\nz ~ normal(sum(x), 1)\n"
+    model, args, kwargs = compile_program(text, {"T": 1})
+    assert set(_latents(model, kwargs)) == {"z"}
+    assert float(log_density(model, args, kwargs, {"z": 0.5})[0]) == pytest.approx(float(dist.Normal(0, 1).log_prob(0.5)))
+    # Elements defined before the loop stay.
+    text = "x[1] ~ normal(0, 1)\ndata T: int\nfor (t in 2 .. T)\n  x[t] ~ normal(x[t - 1], 1)\nw ~ normal(sum(x), 1)\n"
+    model, args, kwargs = compile_program(text, {"T": 1})
+    expected = dist.Normal(0, 1).log_prob(0.5) + dist.Normal(0.5, 1).log_prob(0.0)
+    assert float(log_density(model, args, kwargs, {"x[1]": 0.5, "w": 0.0})[0]) == pytest.approx(float(expected))

@@ -25,6 +25,7 @@ from autoreparam.lang.errors import ProgramError
 ELEMENTWISE = ("exp", "log", "sqrt", "tanh", "inv_logit")
 REDUCTIONS = {"sum": 1, "dot": 2}  # name -> arity; arguments are vectors, results scalars
 MAX_UNROLLED = 1000  # elements of an unrolled loop; beyond this a program should be vectorised
+MAX_LOOP_DEPTH = 32  # nested loops: each is an array axis, beside the values' own (NumPy stops at 64)
 
 
 @dataclass(frozen=True)
@@ -174,6 +175,10 @@ class _Checker:
                              "largest size, or flatten the nest into one loop over all elements")
         if stmt.var in self.scope:
             raise _error("name", stmt, f"loop variable '{stmt.var}' is already defined at {self.scope[stmt.var].pos}")
+        if len(self.loop_stack) >= MAX_LOOP_DEPTH:
+            # Each loop is an array axis, and NumPy holds at most 64 (a bare ValueError; found in review).
+            raise _error("shape", stmt, f"loops nest more than {MAX_LOOP_DEPTH} deep here; flatten some of them into "
+                         "one loop over all their elements")
         unroll = not self.loop_stack and _needs_unrolling(stmt, [])
         if unroll:
             nested = [s for s in ir.walk_statements(stmt.body) if isinstance(s, ir.For)]
@@ -215,6 +220,11 @@ class _Checker:
             same_kind = existing.kind == kind or (existing.kind, kind) == ("observed", "latent")
             if not (existing.elementwise and elementwise and same_kind):
                 raise _error("name", node, f"'{name}' is already defined at {existing.pos}")
+            if existing.rank != rank:
+                # x[1] then x[1, 5] made a stray site outside x, and y[2] of a matrix observed a whole row
+                # as one scalar site (found in review).
+                raise _error("shape", node, f"'{name}' is defined with {existing.rank} index(es) at {existing.pos}, "
+                             f"here with {rank}: give every element of '{name}' the same number of indices")
         else:
             self.scope[name] = Symbol(kind, base, rank, node.pos, elementwise)
 

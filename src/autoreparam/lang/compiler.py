@@ -23,7 +23,7 @@ from autoreparam.lang.check import MAX_UNROLLED, CheckedProgram, check
 from autoreparam.lang.data import bind_data, read_data
 from autoreparam.lang.distributions import lookup
 from autoreparam.lang.errors import ProgramError
-from autoreparam.lang.evaluate import ElementArray, Evaluator, Loop, is_static
+from autoreparam.lang.evaluate import ElementArray, Evaluator, Loop, is_static, jax_ready
 from autoreparam.lang.printer import print_expr
 from autoreparam.lang.syntax import parse
 
@@ -76,6 +76,12 @@ class _Run:
                 self.ev.unrolled[stmt.var] = t
                 self.block(stmt.body)
             self.ev.unrolled.pop(stmt.var, None)
+            if upper < lower:
+                # No steps: empty arrays, as a vectorised loop defines (a name was left undefined, and read
+                # later as if it were missing data; found in review). Elements defined before the loop
+                # (x[1] ~ ..., then t in 2 .. T) stay; observed data must then be empty.
+                self._define_empty([s for s in stmt.body if s.target.name not in self.env or s.target.name in
+                                    self.observed], (0,))
             return
         size = max(upper - lower + 1, 0)
         elements = size * int(np.prod(self.ev.loop_shape(), dtype=np.int64))
@@ -173,6 +179,7 @@ class _Run:
             if is_static(value) and not np.all(np.isfinite(np.asarray(value, dtype=np.float64))):
                 raise ProgramError("value", stmt.pos, f"{spec.name}'s {param} is infinite or NaN here (e.g. a division "
                                    "by zero among the constants or data)").located(*self.source)
+        values = [jax_ready(v) for v in values]  # NumPyro computes with JAX: no integer may wrap around
         try:
             fn = spec.build(*values)
         except ValueError as error:
@@ -204,12 +211,18 @@ class _Run:
                if param in spec.domain_params):
             return  # a latent bound (uniform's low): the likelihood then constrains the latent, as it should
         what, inside = spec.domain
-        mask = np.broadcast_to(inside(np.asarray(obs), args), np.shape(obs))
+        given = computed = np.asarray(obs)
+        if spec.support == "real":  # as the model observes them (``site``): 0.99999999 is 1 in float32
+            with np.errstate(over="ignore", under="ignore"):
+                computed = given.astype(_float_dtype())
+        mask = np.broadcast_to(inside(computed, args), np.shape(obs))
         if not np.all(mask):
             where = tuple(int(i) for i in np.argwhere(~mask)[0])
             element = f"{site}[{', '.join(str(i + 1) for i in where)}]" if where else site
-            bad = np.asarray(obs)[where] if where else np.asarray(obs)
-            raise ProgramError("data", stmt.pos, f"observed {element} = {bad.item():g} is outside the support of "
+            bad = f"{given[where].item():.10g}"
+            if computed[where] != given[where]:
+                bad += f" (in the model's {computed.dtype}: {computed[where].item():g})"
+            raise ProgramError("data", stmt.pos, f"observed {element} = {bad} is outside the support of "
                                f"{spec.name}, which takes {what} ({int(np.sum(~mask))} value(s) outside): the log "
                                "density would be -inf everywhere; check the data, or choose a likelihood for them")
 
@@ -237,7 +250,10 @@ class _Run:
                 elif isinstance(sub, (ir.Call, ir.Neg)):  # not a latent's indices: integers, finite
                     stack += [(arg, False) for arg in (sub.args if isinstance(sub, ir.Call) else (sub.operand,))]
                 continue
-            value = np.asarray(self.ev.eval(sub), dtype=np.float64)
+            # As the model will compute it: the static part in float64, then meeting the latent in JAX's
+            # float type (float32 unless jax_enable_x64), where exp(100) is inf and 1e-46 is 0 (found in review).
+            with np.errstate(over="ignore", under="ignore"):
+                value = np.asarray(self.ev.eval(sub), dtype=np.float64).astype(_float_dtype())
             if not np.all(np.isfinite(value)) or (divisor and np.any(value == 0)):
                 bad = int(np.sum(~np.isfinite(value) | ((value == 0) & divisor)))
                 what = ("is 0 for the data given, and divides" if divisor and np.all(np.isfinite(value)) else

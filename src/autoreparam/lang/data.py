@@ -107,6 +107,10 @@ def _check_range(name: str, array: np.ndarray, limit, what: str, node):
 
 def bind_data(checked: CheckedProgram, data: Mapping) -> dict[str, np.ndarray]:
     """The program's data as numpy arrays (int64 or float64), validated against its declarations."""
+    named_otherwise = [key for key in data if not isinstance(key, str)]
+    if named_otherwise:
+        raise ProgramError("data", None, f"data field names must be text, the names the program declares; got "
+                           f"{named_otherwise[0]!r} ({type(named_otherwise[0]).__name__})")
     undeclared = sorted(set(data) - set(checked.data))
     if undeclared:
         raise ProgramError("data", None, f"data field(s) {', '.join(map(repr, undeclared))} are not declared in the "

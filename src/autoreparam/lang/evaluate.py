@@ -34,6 +34,16 @@ def is_static(*values) -> bool:
     return all(isinstance(v, (np.ndarray, np.generic)) for v in values)
 
 
+def jax_ready(value):
+    """``value`` as it may meet a JAX array: a static integer array beyond the integers JAX computes
+    with (int32 unless ``jax_enable_x64``) as float64, since JAX would wrap it around without a word
+    (``s * 3000000000`` computed s * 1.29e9, ``s * (N * N)`` with N = 1e5 s * 1.41e9; found in review)."""
+    if (is_static(value) and np.asarray(value).dtype.kind in "iu" and np.size(value)
+            and np.max(np.abs(value)) > np.iinfo(jnp.result_type(int)).max):
+        return np.asarray(value, dtype=np.float64)
+    return value
+
+
 @dataclass(frozen=True)
 class Loop:
     """A vectorised loop: its variable, first value and number of iterations; its plate's name."""
@@ -66,7 +76,7 @@ class ElementArray:
                                f"{', '.join(str(list(m)) for m in missing[:3])} are not defined")
         values = [self.elements[tuple(int(i) for i in key)] for key in grid]
         xp = np if is_static(*values) else jnp
-        return xp.reshape(xp.stack([xp.asarray(v) for v in values]), tuple(extents))
+        return xp.reshape(xp.stack([xp.asarray(v if xp is np else jax_ready(v)) for v in values]), tuple(extents))
 
 
 class Evaluator:
@@ -132,7 +142,7 @@ class Evaluator:
         if isinstance(e, ir.BinOp):
             left, right = self.align(self.eval(e.left), self.eval(e.right), e)
             if not is_static(left, right):
-                return _JAX_BINARY[e.op](left, right)
+                return _JAX_BINARY[e.op](jax_ready(left), jax_ready(right))
             # 1 / 0 among constants: the statement that uses the value reports it at its line
             # (``check``'s domain test), so NumPy's warning would only repeat it without saying where.
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -163,6 +173,8 @@ class Evaluator:
         if e.func == "sum":
             return args[0].sum(-1)
         a, b = self.align(args[0], args[1], e)
+        if not is_static(a, b):
+            a, b = jax_ready(a), jax_ready(b)
         loop_axes = slice(0, self.depth)
         # A loop-invariant operand makes this a matrix-vector product, as hand-written code would.
         if all(s == 1 for s in b.shape[loop_axes]):

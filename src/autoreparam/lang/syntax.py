@@ -67,6 +67,11 @@ def _pos(meta_or_token) -> ir.Pos:
 def _number(token: Token) -> int | float:
     text = str(token)
     if not any(c in text for c in ".eE"):
+        if int(text) > 2**53:
+            # Beyond 2**53 an integer is not exact in float64, and JAX's integers stop at 2**31 (a literal
+            # of 1e23 failed as a bare TypeError inside JAX; found in review).
+            raise ProgramError("syntax", _pos(token), f"the integer {text} is too large (at most 2**53 = "
+                               f"{2**53}); write it as a real number, e.g. {float(text):.6g}")
         return int(text)
     value = float(text)
     if not math.isfinite(value):
@@ -145,10 +150,30 @@ def _expected(names) -> str:
 
 
 def _after_for_header(source: str, line: int) -> bool:
-    # True when the last non-blank line before `line` opens a for loop (its body was not indented).
-    previous = [t for t in source.splitlines()[: line - 1] if t.strip() and not t.strip().startswith("#")]
+    # True when the last non-blank line before `line` opens a for loop and `line` is not indented under
+    # it (its body was not indented). An error inside an indented body is an ordinary one (found in review).
+    lines = source.splitlines()
+    previous = [t for t in lines[: line - 1] if t.strip() and not t.strip().startswith("#")]
     # The keyword, not any name that begins with it (`forecast ~ ...`).
-    return bool(previous) and re.match(r"for\b", previous[-1].lstrip()) is not None
+    if not previous or re.match(r"for\b", previous[-1].lstrip()) is None:
+        return False
+    current = lines[line - 1] if 0 < line <= len(lines) else ""
+    return not current.strip() or _indentation(current) <= _indentation(previous[-1])
+
+
+def _indentation(line: str) -> int:
+    text = line.expandtabs(_ProgramIndenter.tab_len)
+    return len(text) - len(text.lstrip())
+
+
+def _check_first_line(source: str):
+    # The grammar's whitespace rule swallows the first line's indentation (no newline precedes it), so
+    # an indented first line was read as unindented: "  for ..." then a body at the same depth compiled
+    # as a loop (found in review).
+    first = source.split("\n", 1)[0]
+    if first.strip() and not first.lstrip().startswith("#") and first[:1] in (" ", "\t"):
+        raise ProgramError("syntax", ir.Pos(1, 1), "the first statement is indented; start it at column 1 "
+                           "(only the body of a for loop is indented)")
 
 
 def _syntax_error(error: UnexpectedInput, source: str) -> ProgramError:
@@ -196,6 +221,7 @@ def parse(text: str, *, path: str = "<program>") -> ir.Program:
     """The IR of a program's text; a `ProgramError` naming line and column if it is not one."""
     source = text if text.endswith("\n") else text + "\n"
     try:
+        _check_first_line(source)
         tree = _parser().parse(source)
         _check_nesting(tree)
         return _ToIR().transform(tree)
