@@ -1,6 +1,7 @@
 """method="auto": NUTS in the Section 3 rule's partial centring learnt at warm-up draws, with evidence."""
 
 import dataclasses
+import re
 
 import jax.numpy as jnp
 import numpy as np
@@ -62,7 +63,8 @@ def test_a_pilot_that_does_not_mix_makes_auto_try_cp_and_ncp(monkeypatch):
     monkeypatch.setattr(rule_lambda.RuleLambda, "lambda_at",
                         lambda self, points: Parameterisation.centred(self.coords.plan))
     result = _auto(eight_schools, SIGMA, y=Y, num_warmup=300, num_samples=400)
-    assert "CP and NCP tried too" in result.decision
+    # The pilot's lambda is CP's, so only NCP is tried, and said so (it said "CP and NCP"; found in review).
+    assert "did not mix" in result.decision and ": NCP tried too" in result.decision
     assert result.method == "auto -> ncp"
     assert np.all(np.asarray(result.parameterisation["theta"]) == 0.0)
 
@@ -82,7 +84,8 @@ def test_a_run_shorter_than_one_pilot_returns_every_draw_asked_for():
     assert result.timing["sampling"] == 0.0
 
 
-def test_divergences_that_survive_a_higher_acceptance_make_auto_try_cp_and_ncp(monkeypatch):
+@pytest.mark.parametrize("target_accept", [None, 0.99])
+def test_divergences_that_survive_a_higher_acceptance_make_auto_try_cp_and_ncp(monkeypatch, target_accept):
     from autoreparam.auto import pilot, rule_lambda
     from autoreparam.reparam.parameterisation import Parameterisation
 
@@ -94,11 +97,15 @@ def test_divergences_that_survive_a_higher_acceptance_make_auto_try_cp_and_ncp(m
 
     def score(label, *args):
         scored = real_score(label, *args)
-        return dataclasses.replace(scored, divergent_share=0.05) if label == "rule" else scored
+        # Mixing, so that only the divergences send auto to CP and NCP.
+        return (dataclasses.replace(scored, divergent_share=0.05, max_r_hat=1.0,
+                                    ess_per_transition=max(scored.ess_per_transition, 0.5))
+                if label == "rule" else scored)
 
     monkeypatch.setattr("autoreparam.auto.score", score)
-    result = _auto(eight_schools, SIGMA, y=Y, num_warmup=300, num_samples=400)
-    assert "acceptance 0.99" in result.decision and "CP and NCP tried too" in result.decision
+    result = _auto(eight_schools, SIGMA, y=Y, num_warmup=300, num_samples=400, target_accept=target_accept)
+    # A user's 0.99 skips the ladder: the text said "at acceptance None" (found in review).
+    assert "still diverged (5.0%) at acceptance 0.99: NCP tried too" in result.decision
     assert result.method == "auto -> ncp"
 
 
@@ -127,6 +134,44 @@ def test_a_pilot_with_a_noisy_r_hat_runs_on_before_other_candidates_are_tried(mo
     assert gradients["pilots"] + gradients["sampling"] == result.num_grad_evals
     # (the chains' warm-up count adds each chain's initial gradient)
     assert gradients["warmup"] == int(np.sum(result.chains.warmup_grad_evals)) - result.chains.num_chains
+
+
+def _scalar(y):
+    mu = numpyro.sample("mu", dist.Normal(0.0, 5.0))
+    numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
+
+
+def test_transitions_past_the_warm_up_count_as_the_pilot_s_gradients():
+    # 130 warm-up transitions run as three segments of 50: the last 20 are the first pilot's first
+    # draws, and their gradients counted as warm-up (a pilot cost more than the pilot phase; found in review).
+    y = jnp.asarray(np.random.default_rng(1).normal(0.5, 1.0, 10), jnp.float32)
+    result = _auto(_scalar, y, num_chains=2, num_warmup=130, num_samples=200)
+    gradients = result.gradients
+    assert gradients["warmup"] == int(np.sum(result.chains.warmup_grad_evals)) - result.chains.num_chains
+    cost = float(re.search(r"cost ([0-9.e+]+) gradients", result.decision).group(1))
+    assert cost <= gradients["pilots"]
+
+
+def test_draws_too_few_to_pass_the_health_check_pay_for_no_other_draws():
+    from autoreparam.auto.run_on import line_in_reach
+
+    # ESS is capped at N log10 N for N draws in all: 4 x 30 draws reach at most 249 of the 400 asked.
+    assert not line_in_reach(4, 30) and line_in_reach(4, 50) and not line_in_reach(1, 1)
+    n_per_group = np.array([0, 1, 4, 20, 100])
+    y = jnp.asarray(np.random.default_rng(0).normal(1.0, 1.0, n_per_group.sum()), dtype=jnp.float32)
+    result = _auto(groups, y, n_per_group, 1.0, num_warmup=200, num_samples=30)
+    assert "4 chains x 30 draws cannot reach the health check's 100 effective draws per chain" in result.decision
+    assert "ran on for as many again" not in result.decision and "tried next" not in result.decision
+    # Found in review: 45,571 gradients of run-on and redraws for draws that cost 588.
+    assert result.gradients["sampling"] < 5 * result.num_grad_evals
+
+
+def test_a_fixed_centring_s_re_adaptation_is_capped_at_what_its_draws_may_cost():
+    # Eight schools at seed 5: the draws fall short of the health line and CP is tried next; its
+    # re-adaptation towards acceptance 0.95 spent 197,000 gradients uncapped, where the kept draws cost 3,100.
+    result = _auto(eight_schools, SIGMA, y=Y, num_chains=2, num_warmup=150, num_samples=100, seed=5)
+    assert "CP's re-adaptation, tried next at acceptance 0.95, cost too much within 50 transitions" in result.decision
+    assert result.gradients["sampling"] < 100_000
 
 
 def _pilot(label, ess_per_1000, r_hat, ess_per_transition=0.5, divergent_share=0.0):

@@ -86,7 +86,7 @@ def test_redrawn_draws_with_fewer_divergences_are_kept_unless_their_chains_disag
 
 
 def _stub_fixed_fallback(monkeypatch, divergent_in, r_hats=(), reaches=(), costly_in=(), target_accept=0.8,
-                         costly_steps=11):
+                         costly_steps=11, readapt_steps=1):
     """``fixed_if_divergent``'s run, stubbed: a plan with one site of two elements; re-adaptation
     segments are clean, and the draws of the parameterisations named in ``divergent_in`` (or
     ``costly_in``: 11 gradients per transition against the draws' 1) are asked to stop after 50
@@ -110,8 +110,8 @@ def _stub_fixed_fallback(monkeypatch, divergent_in, r_hats=(), reaches=(), costl
     def segments(phase, param, chains, codes, source=None, target=None, stop=None, fresh_metric=False):
         name = "cp" if float(np.min(param.lam["theta"])) == 1.0 else "ncp"
         calls.append((phase, name, chains, len(codes), source is not None, target, fresh_metric))
-        if stop is None:  # the re-adaptation
-            return f"{name} adapted", draws(0, len(codes)), None
+        if fresh_metric:  # the re-adaptation, at ``readapt_steps`` gradients per transition
+            return f"{name} adapted", draws(0, 50), stop(np.full((4, 50), readapt_steps), 0, None)
         tried.append(name)
         if name in divergent_in:
             return f"{name} drawn", draws(1, 50), stop(np.ones((4, 50)), 1, None)
@@ -158,6 +158,27 @@ def test_draws_still_divergent_at_the_top_of_the_ladder_are_drawn_in_cp_or_ncp(m
         assert chains == f"{chosen} drawn" and not kept.divergent.any() and target == 0.99
         assert run.notes[-1].endswith(f"drawn again in {chosen.upper()} at acceptance 0.99 (none diverged, R-hat "
                                       "1.000, 100% of the effective draws asked)")
+
+
+def test_a_re_adaptation_that_costs_more_than_its_draws_may_is_abandoned(monkeypatch):
+    """Uncapped, CP's re-adaptation spent 197,000 gradients where the kept draws cost 3,100 (found in
+    review): it may spend what the draws may (``FIXED_COST`` times the kept draws' per transition, for
+    every draw), no more."""
+    from autoreparam.auto.redraw import FIXED_COST, fixed_if_divergent
+    from autoreparam.reparam.parameterisation import Parameterisation
+
+    # The kept draws cost 1 gradient per transition: 50 transitions at 1000 / 50 * FIXED_COST + 1 each
+    # pass the budget of 1000 draws.
+    steps = 1000 / 50 * FIXED_COST + 1
+    run, draws, tried, plan, calls = _stub_fixed_fallback(monkeypatch, (), readapt_steps=steps)
+    rule = Parameterisation.tied(plan, 0.7)
+    label, param, chains, kept, target = fixed_if_divergent(run, "rule", rule, "rule chains", draws(3), None, 1000,
+                                                            {"rule"})
+    assert tried == [] and label == "rule" and param is rule and int(kept.divergent.sum()) == 3
+    assert len(run.notes) == 2 and all("re-adaptation, tried next at acceptance 0.99, cost too much within 50 "
+                                       "transitions and was abandoned" in note for note in run.notes)
+    run, draws, tried, plan, calls = _stub_fixed_fallback(monkeypatch, (), readapt_steps=steps - 2)
+    assert fixed_if_divergent(run, "rule", rule, "rule chains", draws(3), None, 1000, {"rule"})[0] == "cp"
 
 
 @pytest.mark.parametrize("reaches, r_hats, order, chosen", [

@@ -41,8 +41,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from autoreparam.auto.pilot import RETRY_TARGET_ACCEPTS, PilotScore, score
-from autoreparam.auto.redraw import (READAPT, differs, fixed_if_divergent, fixed_if_short, redraw_if_divergent,
-                                     retarget)
+from autoreparam.auto.redraw import (READAPT, differs, fixed_if_divergent, fixed_if_short, ran_at,
+                                     redraw_if_divergent, retarget)
 from autoreparam.auto.rescue import FROZEN_STEP, fitted_start, froze
 from autoreparam.auto.rule_lambda import RuleLambda
 from autoreparam.auto.run_on import over_line, run_on_if_short
@@ -231,6 +231,11 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
     warm = join(parts)
     surplus = SegmentDraws(*(a[:, config.num_warmup:] for a in warm))  # whole segments past the warm-up
     warm = SegmentDraws(*(a[:, : config.num_warmup] for a in warm))
+    # The surplus transitions are the first pilot's first draws, so their gradients count as pilots (they
+    # counted as warm-up, so a pilot cost more than the whole pilot phase; found in review). Their seconds
+    # stay with the warm-up: they ran inside its last segment's one program call.
+    run.gradients["warmup"] -= int(np.sum(surplus.steps))
+    run.gradients["pilots"] += int(np.sum(surplus.steps))
 
     label = "rule" if plan.sites else "cp"
     if frozen and plan.sites and not differs(param, Parameterisation.non_centred(plan)):
@@ -258,15 +263,19 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
         scores.append(best)
     winner = (label, param, chains, pilot, best)
     if plan.sites and (not best.mixes or best.diverges):
+        # Only the fixed centrings that differ from the pilot's lambda are tried (found in review: the text
+        # said "CP and NCP tried too" where the rule's lambda was NCP's).
+        others = [(name, candidate) for name, candidate in (("cp", centred), ("ncp", Parameterisation.non_centred(plan)))
+                  if differs(candidate, param)]
+        tried = (" and ".join(name.upper() for name, _ in others) + " tried too" if others else
+                 f"no fixed centring to try (the {label} lambda is one)")
         if not best.mixes:
             run.notes.append(f"the {label} pilot did not mix (R-hat {best.max_r_hat:.3f}, "
-                             f"{best.ess_per_transition:.3f} ESS per transition): CP and NCP tried too")
+                             f"{best.ess_per_transition:.3f} ESS per transition): {tried}")
         else:
             run.notes.append(f"the {label} pilot still diverged ({100 * best.divergent_share:.1f}%) at acceptance "
-                             f"{target}: CP and NCP tried too")
-        for name, candidate in (("cp", centred), ("ncp", Parameterisation.non_centred(plan))):
-            if not differs(candidate, param):
-                continue
+                             f"{ran_at(run, target)}: {tried}")
+        for name, candidate in others:
             trial = _alternative(run, name, candidate, param, chains, pilot_draws, winner[4])
             if trial is not None:
                 scores.append(trial[4])

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from autoreparam.auto.pilot import PILOT_MAX_R_HAT, RETRY_TARGET_ACCEPTS
-from autoreparam.auto.run_on import RUN_ON_REACH, shortfall
+from autoreparam.auto.run_on import RUN_ON_REACH, line_in_reach, shortfall
 from autoreparam.diagnostics.health import MAX_R_HAT
 from autoreparam.mcmc.nuts import join
 from autoreparam.mcmc.segments import FAST, FINAL, sample_codes, warmup_codes
@@ -149,6 +149,8 @@ def fixed_if_short(run, label: str, param, chains, draws, target, num_samples: i
     """
     if np.any(draws.divergent) or not np.isfinite(reach) or (reach >= 1.0 and not r_hat > MAX_R_HAT):
         return label, param, chains, draws, target
+    if not line_in_reach(draws.draws.shape[0], num_samples):  # said so by ``run_on_if_short``
+        return label, param, chains, draws, target
 
     def healthy(_before, after):
         return after[0] >= 1.0 and not after[1] > MAX_R_HAT
@@ -164,7 +166,7 @@ def _in_cp_or_ncp(run, label, param, chains, draws, target, num_samples, tried, 
     kept one), each from the current chains re-adapted for ``READAPT`` transitions towards
     ``acceptance`` (None: the default), abandoned at its first divergent draw or once its transitions
     cost more than ``FIXED_COST`` times the kept draws' per transition (``transitions_per_draw`` of
-    them per kept draw). The first whose ``(ESS over the line, R-hat)`` ``keep(before, after)``
+    them per kept draw), or once its re-adaptation alone costs what its draws may. The first whose ``(ESS over the line, R-hat)`` ``keep(before, after)``
     accepts replaces the draws: ``(label, param, chains, draws, target)``."""
     plan = run.coords.plan
     if not plan.sites:
@@ -182,12 +184,21 @@ def _in_cp_or_ncp(run, label, param, chains, draws, target, num_samples, tried, 
             return "diverged"
         return "cost too much" if float(np.mean(steps)) > budget else None
 
+    def readapt_stop(steps, _divergences, _chains):
+        # The re-adaptation may spend what the draws may, no more (uncapped, it spent 197,000 gradients
+        # where the kept draws cost 3,100; found in review). Its divergences are the adaptation's.
+        return "cost too much" if float(np.sum(np.mean(steps, axis=0))) > budget * num_samples else None
+
     for name, candidate in candidates:
         if name == label or name in tried or not differs(candidate, param):
             continue
         trial = run.sampler.restart_adaptation(chains, np.ones(run.coords.dim))
-        trial = run.segments("sampling", candidate, trial, warmup_codes(READAPT), source=param, target=acceptance,
-                             fresh_metric=True)[0]
+        trial, adapting, why = run.segments("sampling", candidate, trial, warmup_codes(READAPT), source=param,
+                                            target=acceptance, fresh_metric=True, stop=readapt_stop)
+        if why is not None:
+            run.notes.append(f"{why_try}: {name.upper()}'s re-adaptation, tried next{at}, {why} within "
+                             f"{adapting.steps.shape[1]} transitions and was abandoned")
+            continue
         trial, redrawn, why = run.segments("sampling", candidate, trial, sample_codes(num_samples), target=acceptance,
                                            stop=stop)
         if why is not None:

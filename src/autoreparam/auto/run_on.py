@@ -44,6 +44,21 @@ def shortfall(run, draws: SegmentDraws) -> tuple[float, float, StandardDiagnosti
     return over_line(standard, draws.draws.shape[0]), standard.max_r_hat, standard
 
 
+def line_in_reach(num_chains: int, num_samples: int) -> bool:
+    """Whether draws of this length can pass the health check's ESS line at all: the ESS estimator
+    caps ESS at N log10 N for N draws in all (``diagnostics.rank_normalised``, as ArviZ), below
+    ``MIN_ESS_PER_CHAIN`` per chain for fewer than about 50 draws per chain."""
+    total = num_chains * num_samples
+    return total > 1 and total * np.log10(total) >= MIN_ESS_PER_CHAIN * num_chains
+
+
+def out_of_reach_note(num_chains: int, num_samples: int) -> str:
+    total = num_chains * num_samples
+    return (f"{num_chains} chains x {num_samples} draws cannot reach the health check's {MIN_ESS_PER_CHAIN} "
+            f"effective draws per chain (ESS is at most N log10 N = {total * np.log10(max(total, 2)):.0f} for N = "
+            f"{total} draws), so no other draws were tried; raise num_samples")
+
+
 def over_line(standard: StandardDiagnostics, num_chains: int) -> float:
     """The smallest bulk or tail ESS over the health check's line (1: just enough)."""
     return min(standard.min_ess_bulk, standard.min_ess_tail) / (MIN_ESS_PER_CHAIN * num_chains)
@@ -75,6 +90,11 @@ def run_on_if_short(run, param, chains, draws: SegmentDraws, target, num_samples
         return chains, draws, None
     reach, r_hat, standard = shortfall(run, draws)
     if not np.isfinite(reach) or (reach >= 1.0 and not r_hat > MAX_R_HAT):
+        return chains, draws, standard
+    if not line_in_reach(draws.draws.shape[0], num_samples):
+        # No run of this length can pass, so none is paid for (found in review: 45,571 gradients of
+        # run-on and redraws for draws that cost 588).
+        run.notes.append(out_of_reach_note(draws.draws.shape[0], num_samples))
         return chains, draws, standard
     if reach < RUN_ON_REACH or r_hat > PILOT_BROKEN_R_HAT:
         return chains, draws, standard
