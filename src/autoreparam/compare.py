@@ -85,6 +85,7 @@ class Comparison:
 
 def compare(
     model: Callable,
+    /,
     *model_args,
     kernel: str = "nuts",
     methods: Sequence[str] | None = None,

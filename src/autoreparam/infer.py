@@ -110,6 +110,7 @@ def _bar(enabled: bool, config):
 
 def infer(
     model: Callable,
+    /,
     *model_args,
     method: str = "auto",
     kernel: str | None = None,

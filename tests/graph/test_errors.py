@@ -113,3 +113,24 @@ def test_a_factor_and_an_unsamplable_prior_are_named_with_what_to_do():
 
     with pytest.raises(UnsupportedError, match="cannot be sampled.*ImproperUniform.*method='auto'"):
         model_graph(improper, 0.1)
+
+
+# Found in review: JAX's own code holds -inf and NaN constants, refused as "bad data", and
+# jax.checkpoint's primitive (remat2 in jax 0.10) was not inlined.
+@pytest.mark.parametrize("op", [jax.nn.softmax, jax.nn.log_softmax,
+                                lambda x: x - jax.scipy.special.logsumexp(x),
+                                lambda x: jnp.maximum(x, -jnp.inf),
+                                jax.checkpoint(lambda x: 2.0 * x)],
+                         ids=["softmax", "log_softmax", "logsumexp", "max with -inf", "checkpoint"])
+def test_library_code_on_a_latent_builds_a_finite_graph(op):
+    graph = model_graph(_latent_through(op), np.zeros(3, np.float32))
+    assert np.all(np.isfinite(graph.node_features)) and np.all(np.isfinite(graph.element_features))
+
+
+def test_a_child_density_that_is_not_finite_is_not_blamed_on_the_parent_alone():
+    def model():
+        mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        numpyro.sample("z", dist.Normal(0.0, jnp.abs(mu)))
+
+    with pytest.raises(ModelError, match="site 'mu': the curvature of the densities that depend on it is not finite"):
+        model_graph(model)

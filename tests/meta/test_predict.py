@@ -4,6 +4,8 @@ every location-scale latent, and the Section 3 closed form is matched (paper 000
 from __future__ import annotations
 
 import numpy as np
+import numpyro
+import numpyro.distributions as dist
 import pytest
 
 import autoreparam as ar
@@ -55,3 +57,21 @@ def test_section3_closed_form_on_the_shipped_weights():
             graph = model_graph(gaussian_section3, y, sigma, sigma_mu)
             errors.append(abs(float(predict_graph(graph).lam["mu"]) - best_lambda(q, sigma_mu)))
     assert np.mean(errors) <= 0.075, f"mean error {np.mean(errors):.3f}"
+
+
+def _model_with_a_model_argument(y, model="normal"):
+    mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+    theta = numpyro.sample("theta", dist.Normal(mu, 1.0).expand([3]).to_event(1))
+    numpyro.sample("y", dist.Normal(theta, 1.0).to_event(1), obs=y)
+
+
+def test_a_model_argument_named_model_reaches_the_model_and_a_network_must_be_a_network():
+    # Found in review: predict(m, y, model="b") failed as "got multiple values for argument 'model'",
+    # and network="meta_gnn" as "'str' object is not callable".
+    from autoreparam.errors import ArgumentError
+    from autoreparam.meta.predict import predict
+
+    lam = predict(_model_with_a_model_argument, np.zeros(3, np.float32), model="b", probes="prior").lam
+    assert set(lam) == {"theta"} or set(lam) == {"mu", "theta"}
+    with pytest.raises(ArgumentError, match="network must be a loaded network"):
+        predict(_model_with_a_model_argument, np.zeros(3, np.float32), network="meta_gnn")

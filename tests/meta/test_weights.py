@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import jax
 import numpy as np
 import pytest
 
@@ -63,3 +64,70 @@ def test_a_network_keeps_where_it_reads_its_probes_and_old_cards_read_the_prior(
     assert load_network(tmp_path / "fit")[0].probes == "prior"
     with pytest.raises(ValueError, match="probes must be one of"):
         small_network(probes="posterior")
+
+
+# Found in review: each of these failed as a bare error from Equinox or Python, or loaded silently.
+@pytest.mark.parametrize("damage, says", [
+    (lambda eqx_file, card: eqx_file.write_bytes(eqx_file.read_bytes()[:200]), "cannot read the network weights"),
+    (lambda eqx_file, card: eqx_file.write_bytes(b""), "cannot read the network weights"),
+    (lambda eqx_file, card: card.write_text("[1, 2]"), "is not a version-1 autoreparam network card"),
+    (lambda eqx_file, card: card.write_bytes(b"\xff\xfe{"), "is not valid JSON"),
+    (lambda eqx_file, card: _edit_card(card, hidden="16"), "has no valid hidden"),
+    (lambda eqx_file, card: _edit_card(card, hidden=32), "not the card's architecture"),
+    (lambda eqx_file, card: _edit_card(card, form="both"), "has no valid form"),
+    (lambda eqx_file, card: _edit_card(card, probes="posterior"), "has no valid probes"),
+    (lambda eqx_file, card: _edit_card(card, architecture=None), "has no architecture"),
+], ids=["truncated weights", "empty weights", "a list as card", "card not UTF-8", "hidden as text", "other hidden",
+        "unknown form", "unknown probes", "no architecture"])
+def test_damaged_network_files_are_named(tmp_path, damage, says):
+    save_network(tmp_path / "net", small_network())
+    damage(tmp_path / "net.eqx", tmp_path / "net.json")
+    with pytest.raises(DataError, match=says) as info:
+        load_network(tmp_path / "net")
+    assert "net." in str(info.value)
+
+
+def _edit_card(path, architecture="keep", **changes):
+    card = json.loads(path.read_text())
+    card["architecture"] = None if architecture is None else {**card["architecture"], **changes}
+    path.write_text(json.dumps(card))
+
+
+def test_non_finite_weights_are_refused(tmp_path):
+    import equinox as eqx
+    import jax.numpy as jnp
+
+    broken = jax.tree.map(lambda x: x * jnp.nan if eqx.is_inexact_array(x) else x, small_network())
+    save_network(tmp_path / "net", broken)
+    with pytest.raises(DataError, match="hold NaN or infinite values"):
+        load_network(tmp_path / "net")
+
+
+def test_stems_with_dots_keep_their_own_files(tmp_path):
+    # Path.with_suffix made run.1 and run.2 both write run.eqx: the second silently replaced the first.
+    save_network(tmp_path / "run.1", small_network(seed=1), {"tag": 1})
+    save_network(tmp_path / "run.2", small_network(seed=2), {"tag": 2})
+    assert load_network(tmp_path / "run.1")[1]["record"] == {"tag": 1}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.1.eqx", "run.1.json", "run.2.eqx", "run.2.json"]
+    assert load_network(tmp_path / "run.2.json")[1]["record"] == {"tag": 2}  # either file names the pair
+
+
+def test_the_shipped_network_loads_and_predicts_with_float64_enabled():
+    # The skeleton was built in float64 and refused the float32 files.
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        import numpy as np
+        import autoreparam as ar
+        from autoreparam.models import eight_schools
+        lam = ar.predict_parameterisation(eight_schools, np.full(8, 10.0), y=np.linspace(-5, 5, 8), probes="prior")
+        assert np.all((lam["theta"] >= 0) & (lam["theta"] <= 1)), lam
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                         env={**__import__("os").environ, "JAX_PLATFORMS": "cpu"})
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]

@@ -12,7 +12,7 @@ from autoreparam.graph.container import ModelGraph
 from autoreparam.graph.features import NODE_FEATURE_NAMES, node_feature_matrix
 from autoreparam.graph.probes import ELEMENT_FEATURE_NAMES, probe_elements
 from autoreparam.graph.program import SiteRecord, parameter_jaxpr, python_branches_refused, trace_sites
-from autoreparam.graph.types import STATIC_TYPES, EdgeType, NodeType
+from autoreparam.graph.types import EdgeType, NodeType
 from autoreparam.graph.walker import walk
 from autoreparam.reparam.sites import analyse_model
 
@@ -38,16 +38,18 @@ def _link_sites(builder: GraphBuilder, sites: list[SiteRecord], site_nodes: list
 
 
 def _check_static_values(nodes: list[Node], edges) -> None:
-    """Non-finite data computed inside the model (e.g. log 0) would become NaN features: name where it goes."""
+    """Non-finite data computed inside the model (e.g. log 0) would become NaN features: name where it goes.
+    Constants may be infinite: JAX's own code holds -inf and NaN literals (softmax, logsumexp, var; they
+    were refused as bad data; found in review), and their features are clipped (`features`)."""
     for i, node in enumerate(nodes):
-        if node.type in STATIC_TYPES and node.value.dtype.kind == "f" and not np.all(np.isfinite(node.value)):
+        if node.type == NodeType.DATA and node.value.dtype.kind == "f" and not np.all(np.isfinite(node.value)):
             target = next(nodes[t] for s, t, _ in edges if s == i)
             where = f"site '{target.name}'" if target.name else f"primitive '{target.label}'"
             raise DataError(f"a value computed from the data and used by {where} contains NaN or infinite "
                             "elements; fix the data or the model's preprocessing")
 
 
-def model_graph(model: Callable, *args, seed: int = 0, probe_points: dict | None = None, **kwargs) -> ModelGraph:
+def model_graph(model: Callable, /, *args, seed: int = 0, probe_points: dict | None = None, **kwargs) -> ModelGraph:
     """The typed graph of ``model(*args, **kwargs)`` with its node features and per-element probes.
 
     ``probe_points`` (``{latent: (3, *shape)}``, original coordinates) moves the probes from the prior

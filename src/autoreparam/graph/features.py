@@ -62,6 +62,8 @@ def _static_summary(value: np.ndarray) -> dict:
     flat = np.asarray(value, dtype=np.float64).reshape(-1)
     if flat.size == 0:
         return {}
+    # Only constants can be non-finite here (``build._check_static_values``): -inf as a huge negative.
+    flat = np.nan_to_num(flat, nan=0.0, posinf=1e300, neginf=-1e300)
     mean, low, high = flat.mean(), flat.min(), flat.max()
     distinct = np.unique(flat).size
     return {

@@ -209,10 +209,15 @@ def _element_features(site: SiteRecord, scale, loc, curvature) -> np.ndarray:
     A non-finite probe at the centre is an error naming the site; at the low or high point it is
     replaced by the centre's value (e.g. a scale that overflows one standard deviation up).
     """
-    if not (np.all(np.isfinite(curvature[0])) and np.all(np.isfinite(scale[0]))):
-        raise ModelError(f"site '{site.name}': the curvature probe is not finite at the centre point (the prior "
-                         "centre unless points were given); check the model's density there (e.g. a scale that "
-                         "under- or overflows)")
+    if not np.all(np.isfinite(scale[0])):
+        raise ModelError(f"site '{site.name}': its scale is not finite at the centre point (the prior centre "
+                         "unless points were given); check its prior there (e.g. a scale that under- or overflows)")
+    if not np.all(np.isfinite(curvature[0])):
+        # The curvature is of the rest of the log joint: the fault lies in a density that reads this site
+        # (``mu ~ N(0, 1); z ~ N(0, |mu|)`` at mu = 0 blamed mu alone; found in review).
+        raise ModelError(f"site '{site.name}': the curvature of the densities that depend on it is not finite at "
+                         "the centre point (the prior centre unless points were given), e.g. a child's scale that "
+                         f"is 0 or overflows there; check the sites whose parameters read '{site.name}'")
     finite = np.isfinite(curvature) & np.isfinite(scale)
     curvature = np.where(finite, curvature, curvature[0])
     scale = np.where(finite, scale, scale[0])

@@ -41,7 +41,7 @@ _LAYOUT = (
     "copy_p", "stop_gradient", "reduce_precision",
 )
 _INLINE = ("pjit", "jit", "closed_call", "core_call", "custom_jvp_call", "custom_vjp_call",
-           "custom_vjp_call_jaxpr", "remat", "checkpoint")
+           "custom_vjp_call_jaxpr", "remat", "checkpoint", "remat2")  # remat2: jax.checkpoint in jax 0.10
 _LOOP = ("scan",)
 
 PRIMITIVE_KIND: dict[str, str] = {

@@ -140,7 +140,7 @@ def predict_graph(graph: ModelGraph, network: Network | None = None) -> MetaPred
     return MetaPrediction(loc, scale, network.form, seconds)
 
 
-def predict(model: Callable, *args, network: Network | None = None, seed: int = 0, probes: str | None = None,
+def predict(model: Callable, /, *args, network: Network | None = None, seed: int = 0, probes: str | None = None,
             **kwargs) -> MetaPrediction:
     """Build ``model(*args, **kwargs)``'s graph and run the network on it (no sampling).
 
@@ -159,6 +159,10 @@ def predict(model: Callable, *args, network: Network | None = None, seed: int = 
         raise ArgumentError(f"probes must be one of {', '.join(map(repr, PROBES))}, got {probes!r}")
     if network is None:
         network = default_network(SHIPPED_PRIOR if probes == "prior" else SHIPPED)
+    elif not isinstance(network, (MetaGNN, MetaEnsemble)):
+        # A stem as text failed as "'str' object is not callable" (found in review).
+        raise ArgumentError(f"network must be a loaded network (autoreparam.meta.weights.load_network(stem)[0]) "
+                            f"or None for the shipped one, got {type(network).__name__} {network!r:.60}")
     probes = network.probes if probes is None else probes
     args, kwargs, seed = check_call(model, args, kwargs, seed, entry=predict)
     compilation_cache.ensure()
@@ -175,7 +179,7 @@ def predict(model: Callable, *args, network: Network | None = None, seed: int = 
     return MetaPrediction(prediction.loc_centring, prediction.scale_centring, prediction.form, seconds)
 
 
-def predict_parameterisation(model: Callable, *args, network: Network | None = None, seed: int = 0,
+def predict_parameterisation(model: Callable, /, *args, network: Network | None = None, seed: int = 0,
                              probes: str | None = None, **kwargs) -> dict[str, np.ndarray]:
     """lambda in [0, 1] per location-scale latent of ``model(*args, **kwargs)``, one per element (site-shaped).
 

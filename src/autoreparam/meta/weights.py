@@ -14,17 +14,45 @@ from pathlib import Path
 
 import equinox as eqx
 import jax
+import jax.numpy as jnp
 
 from autoreparam.errors import DataError
 from autoreparam.graph import ELEMENT_FEATURES, NODE_FEATURES
 from autoreparam.meta.ensemble import MetaEnsemble, ensemble_skeleton, stack_networks
 from autoreparam.meta.files import write_json
-from autoreparam.meta.network import MetaGNN
+from autoreparam.meta.network import PROBES, MetaGNN
 
 FORMAT = "autoreparam.meta.weights"
 VERSION = 1
 NODE_FEATURE_NAMES = tuple(name for name, _ in NODE_FEATURES)
 ELEMENT_FEATURE_NAMES = tuple(name for name, _ in ELEMENT_FEATURES)
+
+
+def stem_file(stem: str | Path, suffix: str) -> Path:
+    """``<stem>.eqx`` or ``<stem>.json``. Not ``Path.with_suffix``, which replaced a dotted stem's last
+    part: ``run.1`` and ``run.2`` both wrote ``run.eqx`` (found in review). A stem given with either
+    suffix names its pair."""
+    stem = Path(stem)
+    if stem.suffix in (".eqx", ".json"):
+        stem = stem.with_suffix("")
+    return stem.with_name(stem.name + suffix)
+
+
+def _check_architecture(arch, path: Path) -> None:
+    """The card's architecture as `build_network` reads it: a bad value failed there, or in Equinox
+    as a shape mismatch, with no file named (found in review)."""
+    def positive_int(key, default=None):
+        value = arch.get(key, default)
+        return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+    problems = [key for key in ("hidden", "num_steps", "num_node_features", "num_element_features")
+                if not positive_int(key)]
+    problems += [] if positive_int("members", 1) else ["members"]
+    problems += [] if arch.get("form") in ("tied", "separate") else ["form"]
+    problems += [] if arch.get("probes", "prior") in PROBES else ["probes"]
+    if problems:
+        raise DataError(f"the network card {path} has no valid {', '.join(problems)} in its architecture; "
+                        "the file is damaged: restore it, or retrain with `autoreparam meta train`")
 
 
 def architecture(network: MetaGNN | MetaEnsemble) -> dict:
@@ -52,28 +80,33 @@ def save_network(stem: str | Path, network: MetaGNN | MetaEnsemble, record: dict
     """Write ``<stem>.eqx`` and ``<stem>.json``; returns the JSON path."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
-    arrays = stem.with_suffix(".eqx")
+    arrays = stem_file(stem, ".eqx")
     tmp = arrays.with_name(arrays.name + ".tmp")
     eqx.tree_serialise_leaves(tmp, network)
     tmp.replace(arrays)
     card = {"format": FORMAT, "version": VERSION, "architecture": architecture(network),
             "node_feature_names": list(NODE_FEATURE_NAMES), "element_feature_names": list(ELEMENT_FEATURE_NAMES),
             "record": record or {}}
-    return write_json(stem.with_suffix(".json"), card)
+    return write_json(stem_file(stem, ".json"), card)
 
 
 def read_card(stem: str | Path) -> dict:
-    path = Path(stem).with_suffix(".json")
+    path = stem_file(stem, ".json")
     try:
         card = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as error:
         raise DataError(f"no network card at {path}; train one with `autoreparam meta train`") from error
-    except json.JSONDecodeError as error:
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise DataError(f"{path} is not valid JSON: {error}") from error
-    if card.get("format") != FORMAT or card.get("version") != VERSION:
+    except OSError as error:
+        raise DataError(f"cannot read the network card {path}: {error.strerror}") from error
+    if not isinstance(card, dict) or card.get("format") != FORMAT or card.get("version") != VERSION:
         raise DataError(f"{path} is not a version-{VERSION} autoreparam network card")
-    if tuple(card["node_feature_names"]) != NODE_FEATURE_NAMES or \
-            tuple(card["element_feature_names"]) != ELEMENT_FEATURE_NAMES:
+    if not isinstance(card.get("architecture"), dict):
+        raise DataError(f"the network card {path} has no architecture; restore it, or retrain")
+    _check_architecture(card["architecture"], path)
+    if tuple(card.get("node_feature_names", ())) != NODE_FEATURE_NAMES or \
+            tuple(card.get("element_feature_names", ())) != ELEMENT_FEATURE_NAMES:
         raise DataError(f"the network at {path} was trained on other graph features than this autoreparam "
                         "builds; retrain it with `autoreparam meta train`")
     return card
@@ -84,12 +117,22 @@ def load_network(stem: str | Path) -> tuple[MetaGNN | MetaEnsemble, dict]:
     card = read_card(stem)
     # Shapes only: building real random weights to overwrite them cost 3.3 s of op-by-op compilation
     # on a fresh process (the shipped ensemble), reading the arrays 0.1 s.
-    skeleton = eqx.filter_eval_shape(build_network, card["architecture"])
-    path = Path(stem).with_suffix(".eqx")
+    # The files hold float32 (with jax_enable_x64 on, the skeleton's float64 refused them; found in review).
+    skeleton = jax.tree.map(lambda leaf: jax.ShapeDtypeStruct(leaf.shape, jnp.float32)
+                            if isinstance(leaf, jax.ShapeDtypeStruct) and jnp.issubdtype(leaf.dtype, jnp.floating)
+                            else leaf, eqx.filter_eval_shape(build_network, card["architecture"]))
+    path = stem_file(stem, ".eqx")
     try:
         network = eqx.tree_deserialise_leaves(path, skeleton)
-    except (FileNotFoundError, ValueError, OSError) as error:
-        raise DataError(f"cannot read the network weights {path}: {error}") from error
+    except FileNotFoundError as error:
+        raise DataError(f"cannot read the network weights {path}: no such file") from error
+    except Exception as error:  # noqa: BLE001 -- Equinox's and NumPy's errors for a damaged file, named here
+        raise DataError(f"cannot read the network weights {path} (truncated, damaged, or not the card's "
+                        f"architecture: {type(error).__name__}: {str(error)[:200]}); restore it, or retrain with "
+                        "`autoreparam meta train`") from error
+    arrays = [leaf for leaf in jax.tree.leaves(eqx.filter(network, eqx.is_inexact_array))]
+    if not all(bool(jnp.all(jnp.isfinite(a))) for a in arrays):
+        raise DataError(f"the network weights {path} hold NaN or infinite values; restore them, or retrain")
     return network, card
 
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from autoreparam.meta.files import write_text
+from autoreparam.meta.weights import read_card
 from autoreparam.meta_eval.collect import Results, machine_names
 from autoreparam.meta_eval.targets import targets
 
@@ -22,7 +23,7 @@ def _others_differ(members: list[dict]) -> str:
 
 def _network_lines(stem: Path, title: str, loaded_by: str) -> list[str]:
     """The card's title, files, architecture and training sections, from the weights' JSON card."""
-    card = json.loads(stem.with_suffix(".json").read_text())
+    card = read_card(stem)
     record, arch = card["record"], card["architecture"]
     members = record.get("members") or [{"seed": record.get("seed"), "config": record.get("config", {}),
                                          "seconds": record.get("seconds", {})}]

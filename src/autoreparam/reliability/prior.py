@@ -34,7 +34,7 @@ FUZZ_ALPHA = 0.001  # family-wise per check; about 2,000 sampling checks so far,
 NUM_REFERENCE = 4000  # i.i.d. prior draws per program
 
 
-def without_observations(model, *args, **kwargs):
+def without_observations(model, /, *args, **kwargs):
     """``model`` with its observed sites hidden from the trace: its log density is the prior's.
 
     The sites are hidden by name, those observed in a trace of ``model(*args, **kwargs)``. Hiding

@@ -175,7 +175,7 @@ def _uniform_if_improper(site):
     return None
 
 
-def analyse_model(model: Callable, *args, seed: int = 0, **kwargs) -> ModelStructure:
+def analyse_model(model: Callable, /, *args, seed: int = 0, **kwargs) -> ModelStructure:
     """Trace ``model(*args, **kwargs)`` once and describe its latent sites.
 
     Raises ``ModelError`` for a model with no latent site or with a subsampled plate, ``SiteError`` for

@@ -124,6 +124,7 @@ def run_vip(
 
 def fit_vip(
     model: Callable,
+    /,
     *model_args,
     sites: str | Sequence[str] = "default",
     form: str = "tied",
