@@ -59,3 +59,19 @@ def test_task_bar_resumed_and_disabled(capsys):
     quiet.update(3)
     quiet.close()
     assert capsys.readouterr().err == ""
+
+
+def test_off_a_terminal_the_last_state_and_each_quarter_of_a_long_loop_get_a_line(capsys):
+    # Found in review: a task bar closed between lines never said where it ended, and a variational fit
+    # printed only its first line ("four plain lines" were promised).
+    bar = task_bar(20, "x")
+    for _ in range(3):
+        bar.update(1)
+    bar.close()
+    assert capsys.readouterr().err.splitlines() == ["x: 0 of 20 done", "x: 2 of 20 done", "x: 3 of 20 done"]
+    with progress_reporter(8, "VI", describe=lambda values: f"best ELBO {values.max():.1f}") as report:
+        for step in range(8):
+            report(step, np.array([float(step)]))
+    assert capsys.readouterr().err.splitlines() == [
+        "VI: 8 steps", "VI: 2 of 8 steps, best ELBO 1.0", "VI: 4 of 8 steps, best ELBO 3.0",
+        "VI: 6 of 8 steps, best ELBO 5.0", "VI: 8 of 8 steps, best ELBO 7.0"]

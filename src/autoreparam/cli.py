@@ -8,7 +8,8 @@ import sys
 import time
 import warnings
 
-from autoreparam.cli_types import acceptance, count, counts, natural, naturals, sites as site_names, title_and_folder
+from autoreparam.cli_types import (acceptance, count, counts, minutes, natural, naturals, sites as site_names,
+                                   title_and_folder)
 from autoreparam.errors import ArgumentError, ConvergenceWarning
 from autoreparam.validation import check_hmc_options
 
@@ -306,7 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--extras", default="nuts,vip_nuts,auto", help="NUTS on the best method, our VIP + NUTS, auto; or ''"
     )
-    bench.add_argument("--deadline-minutes", type=float, default=None, help="start no new cell after this")
+    bench.add_argument("--deadline-minutes", type=minutes, default=None, help="start no new cell after this")
     bench.add_argument("--data-dir", default=None)
     bench.add_argument("--quirks", action="store_true")
     bench.add_argument("--quiet", action="store_true")
@@ -356,6 +357,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Commands whose finished work is kept in their --out folder and skipped on rerun.
+RESUMABLE = ("cmd_bench", "cmd_sbc", "cmd_fuzz", "cmd_corpus", "cmd_labels", "cmd_train", "cmd_evaluate")
+
+
 def main(argv=None) -> int:
     from autoreparam.errors import AutoreparamError
 
@@ -366,7 +371,10 @@ def main(argv=None) -> int:
         print(f"autoreparam: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("autoreparam: interrupted; finished benchmark cells are kept and skipped on rerun", file=sys.stderr)
+        # Only the commands that keep finished work say so (``run`` said it too; found in review).
+        resumable = getattr(args, "out", None) is not None and args.func.__name__ in RESUMABLE
+        print("autoreparam: interrupted" + ("; finished work is kept and skipped on rerun" if resumable else ""),
+              file=sys.stderr)
         return 130
 
 

@@ -4,7 +4,8 @@ Within one process ``mcmc.programs`` already compiles each program once; this ke
 executables on disk so that a new process (a new notebook session, the next script) skips XLA's
 compilation too. It is enabled lazily, never at import (importing autoreparam touches no file).
 
-Off switch: ``AUTOREPARAM_COMPILATION_CACHE=0`` (or ``off``/``false``), or call
+Off switch: ``AUTOREPARAM_COMPILATION_CACHE=0`` (or ``off``, ``false``, ``no``, ``n``, ``none``,
+``disable``, ``disabled``; on: unset, ``1``, ``on``, ``true``, ``yes``; anything else warns), or call
 ``autoreparam.compilation_cache.disable()`` before the first ``infer``. ``AUTOREPARAM_CACHE_DIR``
 moves it (default: ``$XDG_CACHE_HOME/autoreparam/jax`` or ``~/.cache/autoreparam/jax``). A cache
 directory the user already gave JAX (``jax_compilation_cache_dir``) is left as it is.
@@ -13,18 +14,21 @@ directory the user already gave JAX (``jax_compilation_cache_dir``) is left as i
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import jax
 
 _STATE = {"decided": False, "enabled": False, "path": None}
-OFF_VALUES = ("0", "off", "false", "no")
+OFF_VALUES = ("0", "off", "false", "no", "n", "none", "disable", "disabled")
+ON_VALUES = ("", "1", "on", "true", "yes", "y", "enable", "enabled")
 
 
 def default_path() -> Path:
     root = os.environ.get("AUTOREPARAM_CACHE_DIR")
     if root:
-        return Path(root) / "jax"
+        # Absolute: JAX was given "rel/jax", which moved with the working directory (found in review).
+        return Path(root).expanduser().resolve() / "jax"
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "autoreparam" / "jax"
 
@@ -39,16 +43,27 @@ def ensure() -> bool:
     if _STATE["decided"]:
         return _STATE["enabled"]
     _STATE["decided"] = True
-    if os.environ.get("AUTOREPARAM_COMPILATION_CACHE", "1").strip().lower() in OFF_VALUES:
+    switch = os.environ.get("AUTOREPARAM_COMPILATION_CACHE", "1").strip().lower()
+    if switch in OFF_VALUES:
         return False
+    if switch not in ON_VALUES:
+        # "disable" and "none" once left the cache on without a word (found in review).
+        warnings.warn(f"AUTOREPARAM_COMPILATION_CACHE={switch!r} is neither on nor off; the persistent compilation "
+                      f"cache stays on. To switch it off, set it to one of {', '.join(OFF_VALUES)}", UserWarning,
+                      stacklevel=3)
     if jax.config.jax_compilation_cache_dir:  # the user's own choice stands
         _STATE.update(enabled=True, path=jax.config.jax_compilation_cache_dir)
         return True
     path = default_path()
     try:
         path.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return False  # an unwritable home is not a reason to fail inference
+    except OSError as error:
+        # An unwritable home is not a reason to fail inference, but the user should know why each new
+        # process compiles again (it was switched off without a word; found in review).
+        warnings.warn(f"the persistent compilation cache is off: {path} cannot be made ({error.strerror}); set "
+                      "AUTOREPARAM_CACHE_DIR to a folder you can write, or AUTOREPARAM_COMPILATION_CACHE=0 to "
+                      "silence this", UserWarning, stacklevel=3)
+        return False
     jax.config.update("jax_compilation_cache_dir", str(path))
     # Tiny programs (eager operations) are not worth a file each; the graph's probe program and the
     # meta network compile in 0.25 to 0.4 s, and a fresh process reuses them (benchmarks/predict_first_call.py).

@@ -34,7 +34,7 @@ def progress_reporter(total: int, label: str, enabled: bool = True, describe: Ca
                disable=not interactive())
     if not interactive():
         print(f"{label}: {total} steps", file=sys.stderr, flush=True)
-    pending = {"step": None, "values": []}
+    pending = {"step": None, "values": [], "next_line": 0.25}
 
     def flush():
         if pending["step"] is None:
@@ -44,6 +44,12 @@ def progress_reporter(total: int, label: str, enabled: bool = True, describe: Ca
         if postfix:
             bar.set_postfix_str(postfix, refresh=False)
         bar.refresh()
+        if not interactive() and bar.n >= pending["next_line"] * total:
+            # A plain line at each quarter (there was only the first; found in review).
+            print(f"{label}: {bar.n} of {total} steps" + (f", {postfix}" if postfix else ""), file=sys.stderr,
+                  flush=True)
+            while pending["next_line"] * total <= bar.n:
+                pending["next_line"] += 0.25
 
     def report(step, values):
         step = int(np.max(step))
@@ -112,6 +118,7 @@ class PlainCounter:
         self.total, self.label, self.n = int(total), label, int(initial)
         self._postfix = ""
         self._next = self._step_after(self.n)
+        self._printed = self.n
         print(f"{label}: {self.n} of {self.total} done", file=sys.stderr, flush=True)
 
     def _step_after(self, n: int) -> int:
@@ -124,6 +131,7 @@ class PlainCounter:
             postfix = f" (last: {self._postfix})" if self._postfix else ""
             print(f"{self.label}: {self.n} of {self.total} done{postfix}", file=sys.stderr, flush=True)
             self._next = self._step_after(self.n)
+            self._printed = self.n
 
     def set_postfix_str(self, text: str, refresh: bool = False) -> None:
         self._postfix = text
@@ -132,7 +140,11 @@ class PlainCounter:
         print(text, file=sys.stderr, flush=True)
 
     def close(self) -> None:
-        pass
+        # The last state, where no line said it (a run that ended between lines; found in review).
+        if self.n != self._printed:
+            postfix = f" (last: {self._postfix})" if self._postfix else ""
+            print(f"{self.label}: {self.n} of {self.total} done{postfix}", file=sys.stderr, flush=True)
+            self._printed = self.n
 
 
 def task_bar(total: int, label: str, initial: int = 0, enabled: bool = True, mininterval: float = 0.5):

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import os
 import re
 import traceback
 import warnings
+from pathlib import Path
 from typing import Callable
 
 import jax
@@ -324,3 +326,16 @@ _ADVICE = {
     "latent": "its prior density is not finite at the initial value: pass "
     "init_strategy=numpyro.infer.init_to_value(values={...}) with a value inside the support",
 }
+
+
+def output_folder(path: str | os.PathLike, flag: str = "--out") -> Path:
+    """``path`` as a folder that exists, made if needed, before any work: an ``--out`` that is a file
+    failed as a bare OSError, for ``bench`` only after its first fits (found in review)."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ArgumentError(f"{flag} {path} is a file; give a folder (it is made if it does not exist)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ArgumentError(f"{flag} {path} cannot be made ({error.strerror}); give a folder you can write") from None
+    return path

@@ -44,6 +44,7 @@ def _stored(store: ResultStore, protocol, quirks=False) -> None:
 def test_bench_refuses_a_folder_made_with_other_settings(tmp_path, monkeypatch):
     ran = []
     monkeypatch.setattr(runner, "_run_all", lambda *args: ran.append(args[0]))
+    monkeypatch.setattr(runner, "load_problem", lambda *args, **kwargs: None)  # radon's data need not be here
     _stored(ResultStore(tmp_path), get_protocol("tiny"))
     with pytest.raises(ArgumentError) as error:
         runner.run_benchmark(get_protocol("tiny", num_samples=500, num_chains=8), tmp_path, progress=False)
@@ -120,3 +121,52 @@ def test_nuts_on_the_best_method_prefers_hmc_runs_whose_chains_agree():
     assert best_single_space_method(ws, 0) == ("ncp", 8)
     records[1]["max_r_hat"] = 1.3  # none agrees: the best score, as before
     assert best_single_space_method(ws, 0) == ("cp", 4)
+
+
+def test_bench_checks_every_model_s_data_and_its_out_folder_before_the_first_cell(tmp_path, monkeypatch):
+    # Found in review: a missing data file stopped the run only when it reached that model (after the
+    # others' cells), an --out that is a file only after the first fits, and no model ran nothing, exit 0.
+    from autoreparam.errors import DataError
+
+    ran = []
+    monkeypatch.setattr(runner, "_run_all", lambda *args: ran.append(args[0]))
+    with pytest.raises(DataError, match="german_credit|not found"):
+        runner.run_benchmark(get_protocol("tiny", models=("eight_schools", "german_credit")), tmp_path / "out",
+                             data_dir=tmp_path / "nowhere", progress=False)
+    (tmp_path / "a_file").write_text("x")
+    with pytest.raises(ArgumentError, match="--out .*a_file is a file; give a folder"):
+        runner.run_benchmark(get_protocol("tiny"), tmp_path / "a_file", progress=False)
+    with pytest.raises(ArgumentError, match="names no model or no seed"):
+        runner.run_benchmark(get_protocol("tiny", models=()), tmp_path / "out", progress=False)
+    assert ran == []
+    assert runner.planned_cells(get_protocol("tiny"), methods=("cp",), peers=(), extras=()) == \
+        1 + len(get_protocol("tiny").leapfrog_grid)
+
+
+def test_two_runs_cannot_write_one_folder_at_once(tmp_path):
+    store = ResultStore(tmp_path)
+    with store.exclusive("benchmark"):
+        with pytest.raises(ArgumentError, match="another sbc is writing to"):
+            with ResultStore(tmp_path).exclusive("sbc"):
+                pass
+    with ResultStore(tmp_path).exclusive("sbc"):  # released when the first run ends
+        pass
+
+
+def test_a_damaged_record_or_arrays_file_is_named_on_resume(tmp_path):
+    from autoreparam.errors import DataError
+
+    store = ResultStore(tmp_path)
+    store.save("cell", {"a": 1}, {"x": np.arange(3)})
+    assert store.load("cell")["a"] == 1 and store.arrays("cell")["x"].tolist() == [0, 1, 2]
+    npz = tmp_path / "arrays" / "cell.npz"
+    npz.write_bytes(npz.read_bytes()[:40])
+    with pytest.raises(DataError, match="arrays file .*cell.npz is damaged.*delete .*cell.json"):
+        store.arrays("cell")
+    npz.unlink()
+    with pytest.raises(DataError, match="the arrays of result cell are missing"):
+        store.arrays("cell")
+    record = tmp_path / "cells" / "cell.json"
+    record.write_text(record.read_text()[:5])
+    with pytest.raises(DataError, match="cell.json is not valid JSON"):
+        store.load("cell")

@@ -282,3 +282,21 @@ def test_identity_chunks_resumed_with_more_programs_or_another_chunk_skip_and_do
 
     summary = summarise_fuzz([record([0, 1]), record([2]), record([0, 1, 2]), record([3, 4])])
     assert summary["identity"]["programs"] == 5
+
+
+def test_a_rejected_command_is_not_recorded_and_deadlines_must_be_positive(tmp_path, capsys):
+    # Found in review: sbc --models nosuch and fuzz --mcmc-methods bogus/x failed, but the folder's
+    # commands.txt (which RELIABILITY.md quotes) gained the line; --deadline-minutes -5 ran nothing.
+    from autoreparam import cli
+
+    for argv in (["sbc", "--out", str(tmp_path), "--serial", "--models", "nosuch"],
+                 ["sbc", "--out", str(tmp_path), "--serial", "--methods", "bogus/nuts"],
+                 ["fuzz", "--out", str(tmp_path), "--serial", "--mcmc-methods", "bogus/x"],
+                 ["fuzz", "--out", str(tmp_path), "--serial", "--invariance-runs", "cp,ncp"]):
+        assert cli.main(argv) == 2, argv
+        assert "autoreparam: error: " in capsys.readouterr().err
+    assert not (tmp_path / "commands.txt").exists()
+    for value in ("-5", "nan", "inf"):
+        with pytest.raises(SystemExit):
+            cli.main(["sbc", "--out", str(tmp_path), "--deadline-minutes", value])
+        assert "positive, finite number of minutes" in capsys.readouterr().err

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from autoreparam.validation import output_folder
 from autoreparam.analysis.simple_model import kappa_cp, kappa_ncp, kappa_of_lambda, kappa_table
 
 FIG2C_PNG = "fig2c_kappa_vs_q.png"
@@ -58,8 +59,7 @@ def write_figures(out_dir) -> dict[str, Path]:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out_dir)
     written = {}
 
     data2c = fig2c_data()

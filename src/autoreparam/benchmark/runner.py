@@ -13,6 +13,7 @@ from autoreparam.benchmark.store import ResultStore, jsonable
 from autoreparam.benchmark.workspace import Workspace, vi_key
 from autoreparam.errors import ArgumentError
 from autoreparam.mcmc.oracle import oracle_leapfrog
+from autoreparam.models import load as load_problem
 from autoreparam.progress import task_bar
 
 # Protocol fields that may differ between passes into one folder: each model and seed has cells of its
@@ -20,9 +21,10 @@ from autoreparam.progress import task_bar
 ADDITIVE_FIELDS = ("models", "seeds")
 
 
-def planned_cells(protocol: Protocol) -> int:
-    """An upper bound on the number of cells (the adaptive L grid may stop early)."""
-    per_seed = 1 + len(HMC_METHODS) * len(protocol.leapfrog_grid) + 3 + len(PEERS)
+def planned_cells(protocol: Protocol, methods=HMC_METHODS, peers=PEERS, extras=EXTRAS) -> int:
+    """An upper bound on the number of cells of the methods, peers and extras run (the adaptive L grid
+    may stop early); it counted every one whatever was asked (found in review)."""
+    per_seed = 1 + len(tuple(methods)) * len(protocol.leapfrog_grid) + len(tuple(extras)) + len(tuple(peers))
     return len(protocol.models) * len(protocol.seeds) * per_seed
 
 
@@ -66,9 +68,21 @@ def run_benchmark(
     if unknown:
         raise ArgumentError(f"extras (--extras): unknown '{unknown[0]}'; choose from {', '.join(EXTRAS)}, "
                             "or none ('')")
+    if not protocol.models or not protocol.seeds:
+        raise ArgumentError("the benchmark names no model or no seed (--models, --seeds): nothing would run")
+    for model in protocol.models:
+        # Every model and its data before the first cell: a missing data file stopped the run only when it
+        # reached that model, after the others' cells (found in review).
+        load_problem(model, data_dir=data_dir, quirks=quirks)
     store = ResultStore(out_dir)
+    with store.exclusive("benchmark"):
+        return _run_benchmark(protocol, store, data_dir, quirks, tuple(methods), tuple(peers), extras, progress,
+                              deadline_minutes)
+
+
+def _run_benchmark(protocol, store, data_dir, quirks, methods, peers, extras, progress, deadline_minutes):
     refuse_other_settings(store, protocol, quirks)
-    bar = task_bar(planned_cells(protocol), "benchmark cells", enabled=progress)
+    bar = task_bar(planned_cells(protocol, methods, peers, extras), "benchmark cells", enabled=progress)
     started = time.perf_counter()
 
     def tick(key: str) -> None:
@@ -85,7 +99,7 @@ def run_benchmark(
         else:  # not saved as a failed cell, so that a rerun after installing the extra runs it
             bar.write(f"skipping peer {peer}: {reason}")
     try:
-        _run_all(protocol, store, data_dir, quirks, tuple(methods), tuple(runnable), extras, tick)
+        _run_all(protocol, store, data_dir, quirks, methods, tuple(runnable), extras, tick)
     except _Deadline:
         bar.write(f"deadline of {deadline_minutes} min reached; finished cells are kept, rerun to continue")
     bar.close()

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import tempfile
+import zipfile
 from pathlib import Path
 
 import numpy as np
-from autoreparam.errors import DataError
+from autoreparam.errors import ArgumentError, DataError
+from autoreparam.validation import output_folder
+
+LOCK = ".autoreparam.lock"
+
 
 
 def _atomic_write(path: Path, write) -> None:
@@ -17,6 +24,9 @@ def _atomic_write(path: Path, write) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             write(handle)
+            # On disk before the rename: a crash must not leave a "finished" file that is empty.
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -73,11 +83,43 @@ class ResultStore:
         _atomic_write(self._json(key), lambda h: h.write(text.encode()))
 
     def load(self, key: str) -> dict:
-        return json.loads(self._json(key).read_text())
+        return _read_cell(self._json(key))  # a damaged file was a bare JSONDecodeError on resume (found in review)
+
+    def has_arrays(self, key: str) -> bool:
+        return self._npz(key).exists()
 
     def arrays(self, key: str) -> dict:
-        with np.load(self._npz(key)) as data:
-            return {k: data[k] for k in data.files}
+        """The cell's arrays; a missing or damaged file is a DataError naming it and its record."""
+        path = self._npz(key)
+        advice = (f"delete {self._json(key)} (and {path}) and rerun the command that wrote them: finished cells are "
+                  "kept, so only that one runs again")
+        try:
+            # Opened here: NumPy leaves its own handle open when the file is not a zip archive.
+            with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as data:
+                return {k: data[k] for k in data.files}
+        except FileNotFoundError:
+            raise DataError(f"the arrays of result {key} are missing ({path}); {advice}") from None
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, KeyError) as error:
+            raise DataError(f"the arrays file {path} is damaged ({type(error).__name__}: {error}); {advice}") from None
+
+    @contextlib.contextmanager
+    def exclusive(self, command: str, flag: str = "--out"):
+        """Hold the folder for one command: two runs into one empty folder each passed the settings check
+        (there was no record yet) and mixed their cells (found in review). The lock is the kernel's
+        (``flock``), so a run that dies leaves none behind."""
+        output_folder(self.root, flag)
+        handle = open(self.root / LOCK, "w")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise ArgumentError(f"another {command} is writing to {self.root}; wait for it to finish, or give "
+                                f"another {flag}") from None
+        try:
+            yield self
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            handle.close()
 
     def first_record(self, field: str) -> dict | None:
         """The first finished cell (in key order) whose record has ``field``, or None; reads no further."""

@@ -10,7 +10,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from autoreparam.cli_types import acceptance, count, natural
+from autoreparam.cli_types import acceptance, count, minutes, natural
 
 COMMANDS = "commands.txt"  # in a results folder: one line per invocation that wrote to it
 
@@ -73,7 +73,7 @@ def add_sbc_parser(sub):
     p.add_argument("--vi", default="fast", choices=["fast", "paper"], help="variational protocol of every run")
     p.add_argument("--target-accept", type=acceptance, default=None,
                    help="the step size's target acceptance of every run (default: infer's, 0.8)")
-    p.add_argument("--deadline-minutes", type=float, default=None, help="start no replication after this; rerun to go on")
+    p.add_argument("--deadline-minutes", type=minutes, default=None, help="start no replication after this; rerun to go on")
     _ray_arguments(p)
     return p
 
@@ -82,15 +82,20 @@ def run_sbc_command(args) -> int:
     from autoreparam.benchmark.store import ResultStore
     from autoreparam.reliability.methods import refuse_mixed_settings
     from autoreparam.reliability.models import MODEL_NAMES
-    from autoreparam.reliability.sbc import run_sbc, summarise
+    from autoreparam.reliability.sbc import plan_tasks, run_sbc, summarise
 
     settings = run_settings("sbc", args)
-    refuse_mixed_settings(ResultStore(args.out), settings)
-    record_command(args.out)
-    start = time.perf_counter()
-    store = run_sbc(args.out, args.replications, _listed(args.models) or MODEL_NAMES, _listed(args.methods), settings,
-                    control_replications=args.control_replications, address=args.address, num_cpus=args.num_cpus,
-                    serial=args.serial, progress=not args.quiet, deadline_minutes=args.deadline_minutes)
+    models = _listed(args.models) or MODEL_NAMES
+    # Checked before the command is recorded in the folder, whose commands RELIABILITY.md quotes.
+    plan_tasks(args.replications, models, _listed(args.methods), settings, args.control_replications)
+    with ResultStore(args.out).exclusive("sbc"):
+        refuse_mixed_settings(ResultStore(args.out), settings)
+        record_command(args.out)
+        start = time.perf_counter()
+        store = run_sbc(args.out, args.replications, models, _listed(args.methods), settings,
+                        control_replications=args.control_replications, address=args.address,
+                        num_cpus=args.num_cpus, serial=args.serial, progress=not args.quiet,
+                        deadline_minutes=args.deadline_minutes)
     for (model, label), cal in sorted(summarise(store.records()).items()):
         verdict = "pass" if cal.passed else "FAIL"
         print(f"{model:<22} {label:<22} n={cal.num_replications:<4} min Holm p={cal.min_adjusted_p:.2g} {verdict}")
@@ -117,19 +122,32 @@ def add_fuzz_parser(sub):
     p.add_argument("--chunk", type=count, default=25, help="identity programs per task")
     p.add_argument("--scan-twins", type=natural, default=200,
                    help="time-series programs checked against their twins written with scan")
-    p.add_argument("--deadline-minutes", type=float, default=None, help="start no task after this; rerun to go on")
+    p.add_argument("--deadline-minutes", type=minutes, default=None, help="start no task after this; rerun to go on")
     _ray_arguments(p)
     return p
 
 
 def run_fuzz_command(args) -> int:
     from autoreparam.benchmark.store import ResultStore
+    from autoreparam.reliability.methods import find_spec
+    from autoreparam.reliability.prior import invariance_run_labels
+
+    settings = run_settings("fuzz", args)
+    invariance_runs = args.invariance_runs.split(",")
+    # Checked before the command is recorded in the folder, whose commands RELIABILITY.md quotes.
+    for label in _prior_cells(args.mcmc_methods) or ():
+        find_spec(label)
+    invariance_run_labels(invariance_runs)
+    with ResultStore(args.out).exclusive("fuzz"):
+        return _fuzz(args, settings, invariance_runs)
+
+
+def _fuzz(args, settings, invariance_runs) -> int:
+    from autoreparam.benchmark.store import ResultStore
     from autoreparam.reliability.fuzz import refuse_mixed_invariance_runs, run_fuzz, summarise_fuzz
     from autoreparam.reliability.methods import refuse_mixed_settings
 
-    settings = run_settings("fuzz", args)
     refuse_mixed_settings(ResultStore(args.out), settings)
-    invariance_runs = args.invariance_runs.split(",")
     if not args.no_invariance and args.mcmc_n:  # refused before the command is recorded in the folder
         refuse_mixed_invariance_runs(ResultStore(args.out), invariance_runs)
     record_command(args.out)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from autoreparam.validation import output_folder
 from autoreparam.benchmark.store import ResultStore, jsonable
 from autoreparam.errors import ArgumentError
 from autoreparam.reliability.carry import carry_fuzz_checks
@@ -195,7 +196,7 @@ def write_reliability_report(sbc_dir, fuzz_dir, out=".", notes=None, power_sims:
     if not sbc_records and not fuzz_records:
         raise ArgumentError(f"no results in {sbc_dir} or {','.join(fuzz.folders)}: run `autoreparam sbc` or `autoreparam fuzz` "
                             "first, or pass their --out folders as --sbc and --fuzz")
-    out.mkdir(parents=True, exist_ok=True)
+    output_folder(out)
     old_runtime, old_commands = previous.get("runtime", {}), previous.get("commands", {})
     carried, carried_folders = [], []
     if sbc_records:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from autoreparam.validation import output_folder
 from autoreparam.benchmark.report.collect import collect
 from autoreparam.benchmark.report.oracle import oracle_choices
 from autoreparam.benchmark.report.targets import evaluate
@@ -89,8 +90,7 @@ def write_report(
     for title, folder in (extra_results or {}).items():
         if ResultStore(folder).is_empty():
             raise ArgumentError(f"--extra {title}={folder}: no benchmark results in {folder}")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out_dir)
     collected = collect(results_dir)
     choices = oracle_choices(collected)
     flows = {m: workflows(collected, m, choices.get((m, "vip"))) for m in collected.models}

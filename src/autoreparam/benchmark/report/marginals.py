@@ -41,10 +41,10 @@ def _posterior(collected: Collected, choices: dict, coords) -> dict | None:
     for method, _ in COLUMNS:
         choice = choices.get((MODEL, method))
         for key in choice.keys if choice else ():
-            try:
-                thinned = collected.store.arrays(key)["thinned_draws"]
-            except (OSError, KeyError, ValueError):
+            arrays = collected.store.arrays(key) if collected.store.has_arrays(key) else {}
+            if "thinned_draws" not in arrays:
                 continue
+            thinned = arrays["thinned_draws"]
             draws.append(thinned.reshape(-1, thinned.shape[-1]))
     if not draws:
         return None

@@ -27,13 +27,13 @@ NEEDED = ("pooled_mean", "pooled_sd", "running_mean", "running_sd", "checkpoint_
 
 
 def _arrays(collected: Collected, keys) -> list[dict]:
-    """The cells' arrays that hold everything this figure reads (missing files are skipped)."""
+    """The cells' arrays that hold everything this figure reads (cells without arrays are skipped; a
+    damaged file is an error naming it, not a silent gap in the figure)."""
     out = []
     for key in keys:
-        try:
-            arrays = collected.store.arrays(key)
-        except (OSError, ValueError):
+        if not collected.store.has_arrays(key):
             continue
+        arrays = collected.store.arrays(key)
         if all(name in arrays for name in NEEDED):
             out.append(arrays)
     return out

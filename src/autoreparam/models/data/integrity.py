@@ -25,7 +25,8 @@ def sha256_mismatch(name: str, where: str | os.PathLike, found: str) -> DataErro
     return DataError(
         f"data file {spec.relpath!r} at {where} is not the expected file: "
         f"expected sha256 {spec.sha256}, found {found}. Replace it with the file from {spec.url} "
-        f"(autoreparam.models.data.download({spec.relpath.split('/', 1)[0]!r}) does so)"
+        f"(autoreparam.models.data.download({spec.relpath.split('/', 1)[0]!r}), or on the command line "
+        f"autoreparam download {spec.relpath.split('/', 1)[0]}, does so)"
     )
 
 
@@ -40,8 +41,9 @@ def locate(name: str, data_dir: str | os.PathLike | None = None) -> Path:
         dataset = spec.relpath.split("/", 1)[0]
         raise DataError(
             f"data file {spec.relpath!r} not found: expected it at {path}. Point the environment "
-            f"variable {DATA_ENV_VAR} (or the data_dir argument) at a folder holding {dataset}/, "
-            f"or fetch it with autoreparam.models.data.download({dataset!r})."
+            f"variable {DATA_ENV_VAR} (or the data_dir argument, on the command line --data-dir) at a folder "
+            f"holding {dataset}/, or fetch it with autoreparam.models.data.download({dataset!r}) (on the command "
+            f"line: autoreparam download {dataset})."
         )
     return path
 
