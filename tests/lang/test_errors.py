@@ -130,18 +130,13 @@ FLOAT32_CASES = {
 }
 
 
-@pytest.mark.skipif(jnp.result_type(float) != jnp.float32, reason="float64 holds these")
-@pytest.mark.parametrize("case", list(FLOAT32_CASES), ids=list(FLOAT32_CASES))
-def test_error_in_float32(case):
-    text, data, kind, line, column, says = FLOAT32_CASES[case]
-    error = _error(text, data)
-    assert says in error.message
-    assert (error.kind, error.pos.line, error.pos.column) == (kind, line, column)
+FLOAT64 = pytest.mark.skipif(jnp.result_type(float) != jnp.float32, reason="float64 holds these")
 
 
-@pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
+@pytest.mark.parametrize("case", list(CASES) + [pytest.param(case, marks=FLOAT64) for case in FLOAT32_CASES],
+                         ids=list(CASES) + list(FLOAT32_CASES))
 def test_error(case):
-    text, data, kind, line, column, says = CASES[case]
+    text, data, kind, line, column, says = {**CASES, **FLOAT32_CASES}[case]
     error = _error(text, data)
     assert says in error.message
     assert (error.kind, error.pos.line, error.pos.column) == (kind, line, column)
