@@ -214,7 +214,7 @@ def infer(
         # No variational fit: the Section 3 rule gives the parameterisation, learnt during warm-up.
         outcome = run_auto(coords, free_init, start_values, num_chains, nuts_config, seed, progress=bar,
                            vi_config=vi_config)
-        chains, decision, lam, labels = outcome.chains, outcome.reason, outcome.param.lam, (outcome.label,)
+        chains, decision, labels, centring = outcome.chains, outcome.reason, (outcome.label,), outcome.param
         standard = outcome.standard  # of these draws, computed by ``auto.run_on``
         timing.update({k: v for k, v in outcome.timing.items() if k != "analysis"})
         timing["analysis"] += outcome.timing.get("analysis", 0.0)  # initial values found inside run_auto
@@ -255,7 +255,7 @@ def infer(
                 timing["pilots"] = sum(sum(r.seconds.values()) for r in oracle.runs.values())
         timing["compile"] += chains.seconds.get("compile", 0.0)
         timing.update(warmup=chains.seconds.get("warmup", 0.0), sampling=chains.seconds.get("sampling", 0.0))
-        lam = spaces[-1].parameterisation.lam  # for iHMC: the non-centred half
+        centring = spaces[-1].parameterisation  # for iHMC: the non-centred half
         gradients = {"warmup": int(np.sum(chains.warmup_grad_evals)), "sampling": int(np.sum(chains.grad_evals))}
         labels = tuple(f.label for f in spaces)
     for site in structure.latents:
@@ -287,7 +287,7 @@ def infer(
         method=method if method != "auto" else f"auto -> {labels[0]}",
         kernel=kernel,
         samples=samples,
-        parameterisation=lam,
+        parameterisation=centring.lam,
         num_grad_evals=int(np.sum(chains.grad_evals)),
         diagnostics=diagnostics,
         decision=decision,
@@ -296,5 +296,6 @@ def infer(
         vi=vi if vi is not None or method == "auto" or no_fit else fits,
         timing=timing,
         gradients=gradients,
+        centring=centring,
     )
 

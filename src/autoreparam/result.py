@@ -54,6 +54,12 @@ def compute_diagnostics(
     views = diagnostic_views(samples, without_density or {})
     if standard is None:
         standard = standard_diagnostics(views.standard)
+    for name, mask in (without_density or {}).items():
+        # Held at 0, a masked element's ESS read as the number of draws: a meaningless element looked
+        # perfectly mixed in the summary (found in review). Its R-hat is already NaN.
+        for table in (standard.ess_bulk, standard.ess_tail):
+            if name in table:
+                table[name] = np.where(mask, np.nan, np.asarray(table[name], dtype=float))
     health = assess(
         standard,
         num_chains=chains.num_chains,
@@ -100,10 +106,16 @@ class InferenceResult:
     ``samples``: {latent site: array (chains, draws, *shape)} in the original, constrained coordinates.
     ``parameterisation``: lambda per reparameterised site and element (1 = centred, 0 = non-centred);
     for iHMC the non-centred half's (the centred half is all ones).
-    ``num_grad_evals``: model gradient evaluations of the sampling phase, all chains together.
+    ``centring``: the `Parameterisation` sampled in, with the location centring a and the scale
+    centring b apart (``parameterisation`` holds b, which is lambda when they are tied).
+    ``num_grad_evals``: model gradient evaluations of the draws returned, all chains together: what the
+    paper's metric (``diagnostics.efficiency``) divides by. A search after the warm-up (HMC's oracle
+    over L, auto's pilots, candidates, redraws and run-ons) is not in it, as the paper leaves the
+    oracle out; ``gradients`` has it.
     ``gradients``: gradient evaluations of all chains per phase (``warmup``, ``sampling``; for auto also
-    ``pilots``, every candidate's re-adaptation and pilot draws, kept or not) and their ``total``: the
-    cost in gradients that ``timing`` gives in seconds (variational fits and HMC's oracle apart).
+    ``pilots``, every candidate's re-adaptation and pilot draws, kept or not; for auto ``sampling`` is
+    every transition run after the pilots, kept or not) and their ``total``: the cost in gradients that
+    ``timing`` gives in seconds (variational fits and HMC's oracle apart).
     """
 
     method: str
@@ -118,6 +130,7 @@ class InferenceResult:
     vi: Any = field(repr=False, default=None)
     timing: dict = field(default_factory=dict)
     gradients: dict = field(default_factory=dict)
+    centring: Any = field(repr=False, default=None)
 
     @property
     def health(self) -> Health:
@@ -141,9 +154,11 @@ class InferenceResult:
             f"min bulk ESS {d.standard.min_ess_bulk:.0f}, min tail ESS {d.standard.min_ess_tail:.0f}, "
             f"max R-hat {d.standard.max_r_hat:.3f}",
             f"divergences: {d.divergences} (sampling){_per_space(d.space_divergences, self.chains)}, "
-            f"{d.warmup_divergences} (warm-up); gradient evaluations: {self.num_grad_evals}",
-            f"acceptance per space: {np.round(d.acceptance.mean(axis=0), 3).tolist()}"
-            + (f"; leapfrog steps L = {d.num_leapfrog}" if d.num_leapfrog else ""),
+            f"{d.warmup_divergences} (warm-up); gradient evaluations of these draws: {self.num_grad_evals}"
+            + self._search_note(),
+            # Formatted per value: rounded in float32, 0.79 printed as 0.7900000214576721 (found in review).
+            "acceptance per space: [" + ", ".join(f"{x:.3f}" for x in np.asarray(d.acceptance, float).mean(axis=0))
+            + "]" + (f"; leapfrog steps L = {d.num_leapfrog}" if d.num_leapfrog else ""),
             "",
             f"{'site':<14}{'mean':>10}{'sd':>10}{'5%':>10}{'95%':>10}{'bulk ESS':>10}{'R-hat':>8}",
         ]
@@ -164,18 +179,40 @@ class InferenceResult:
                 ess_text = f"{ess[j]:>10.0f}" if np.isfinite(ess[j]) else f"{'-':>10}"
                 rhat_text = f"{rhat[j]:>8.3f}" if np.isfinite(rhat[j]) else f"{'-':>8}"
                 lines.append(
-                    f"{label:<14}{col.mean():>10.3f}{col.std():>10.3f}{q5:>10.3f}{q95:>10.3f}{ess_text}{rhat_text}"
+                    # ddof 1, as ArviZ's summary (found in review)
+                    f"{label:<14}{col.mean():>10.3f}{col.std(ddof=1):>10.3f}{q5:>10.3f}{q95:>10.3f}{ess_text}"
+                    f"{rhat_text}"
                 )
-        if self.parameterisation:
+        untied = self.centring is not None and not self.centring.is_tied
+        if untied:  # b alone hid a different location centring a (found in review)
+            lines += ["", "parameterisation (a: location centring, b: scale centring; 1 = centred, 0 = non-centred):"]
+            lines += [f"  {n}: a {_fmt_lambda(self.centring.loc_centring[n])}, b {_fmt_lambda(v)}"
+                      for n, v in self.parameterisation.items()]
+        elif self.parameterisation:
             lines += ["", "parameterisation (lambda: 1 = centred, 0 = non-centred):"]
             lines += [f"  {n}: {_fmt_lambda(v)}" for n, v in self.parameterisation.items()]
         timing = ", ".join(f"{k} {v:.1f}s" for k, v in self.timing.items())
         lines += ["", f"wall time: {timing}"]
         return "\n".join(lines)
 
+    def _search_note(self) -> str:
+        """The gradients run after the warm-up beyond the draws returned (auto's search), if any."""
+        after_warmup = self.gradients.get("pilots", 0) + self.gradients.get("sampling", 0)
+        extra = after_warmup - self.num_grad_evals
+        if extra <= 0:
+            return ""
+        pooled = 1000.0 * self.diagnostics.standard.min_ess_bulk / after_warmup
+        return (f"; the search after the warm-up (pilots, candidates, redraws, run-ons) ran {extra} more: "
+                f"{pooled:.3f} pooled bulk ESS per 1000 of all {after_warmup}")
+
     def to_arviz(self):
-        """An ``arviz.InferenceData`` with the posterior and per-draw sample_stats."""
+        """An ``arviz.InferenceData`` with the posterior and per-draw sample_stats (``step_size``: the
+        adapted step of each chain, repeated per draw, as ArviZ's energy-free checks read it)."""
         import arviz as az  # imported lazily: heavy, and only needed here
 
         stats = {k: np.asarray(v) for k, v in self.chains.draw_stats.items()}
+        step = np.asarray(self.chains.step_size, dtype=float)
+        step = step[:, 0] if step.ndim == 2 and step.shape[1] == 1 else step
+        draws = self.chains.num_draws
+        stats["step_size"] = np.broadcast_to(step[:, None, ...], (step.shape[0], draws) + step.shape[1:]).copy()
         return az.from_dict(posterior=dict(self.samples), sample_stats=stats)
