@@ -67,7 +67,8 @@ def test_serial_mode_drops_compiled_programs_every_max_calls_tasks(tmp_path, mon
     assert kept == [("runner_test", 4)]  # only the task after the last release
 
 
-def test_worker_environment_hoists_constants_and_caches_compilations(tmp_path):
+def test_worker_environment_hoists_constants_and_caches_compilations(tmp_path, monkeypatch):
+    monkeypatch.delenv("AUTOREPARAM_COMPILATION_CACHE", raising=False)  # the suite runs with it off
     env = worker_environment(tmp_path)
     assert env["JAX_USE_SIMPLIFIED_JAXPR_CONSTANTS"] == "True" and env["JAX_EMBEDDED_CONSTANTS_MAX_BYTES"] == "0"
     assert env["JAX_COMPILATION_CACHE_DIR"] == str(tmp_path.resolve())
@@ -91,3 +92,12 @@ def test_commands_are_recorded_with_their_commit_even_without_a_checkout(tmp_pat
     cli.record_command(tmp_path, ["--n", "9"], program="python benchmarks/fuzz_processes.py")
     assert (tmp_path / "commands.txt").read_text().splitlines()[-1].endswith(
         " 0e0998d python benchmarks/fuzz_processes.py --n 9")
+
+
+def test_the_compilation_cache_s_off_switch_holds_in_the_workers(tmp_path, monkeypatch):
+    # Workers were given a cache folder whatever AUTOREPARAM_COMPILATION_CACHE said (found in review).
+    monkeypatch.setenv("AUTOREPARAM_COMPILATION_CACHE", "off")
+    env = worker_environment(tmp_path / "cache")
+    assert "JAX_COMPILATION_CACHE_DIR" not in env and env["AUTOREPARAM_COMPILATION_CACHE"] == "off"
+    monkeypatch.delenv("AUTOREPARAM_COMPILATION_CACHE")
+    assert "JAX_COMPILATION_CACHE_DIR" in worker_environment(tmp_path / "cache")

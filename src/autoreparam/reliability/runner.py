@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from autoreparam.compilation_cache import OFF_VALUES
 from autoreparam.benchmark.store import ResultStore
 from autoreparam.progress import task_bar
 from autoreparam.ray_address import check_reachable
@@ -39,13 +40,14 @@ def worker_environment(cache_dir: str | os.PathLike | None, fast_compile: bool =
         "JAX_USE_SIMPLIFIED_JAXPR_CONSTANTS": "True",
         "JAX_EMBEDDED_CONSTANTS_MAX_BYTES": "0",
     }
-    if cache_dir is not None:
+    switched_off = os.environ.get("AUTOREPARAM_COMPILATION_CACHE", "1").strip().lower() in OFF_VALUES
+    if cache_dir is not None and not switched_off:  # the off switch holds in the workers too (found in review)
         env.update({
             "JAX_COMPILATION_CACHE_DIR": str(Path(cache_dir).resolve()),
             "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
             "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
         })
-    for name in ("AUTOREPARAM_DATA", "PYTHONPATH"):  # PYTHONPATH: a run from a frozen copy of the source
+    for name in ("AUTOREPARAM_DATA", "PYTHONPATH", "AUTOREPARAM_COMPILATION_CACHE", "AUTOREPARAM_CACHE_DIR"):  # PYTHONPATH: a run from a frozen copy of the source
         if name in os.environ:
             env[name] = os.environ[name]
     return env
