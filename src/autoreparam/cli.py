@@ -358,7 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # Commands whose finished work is kept in their --out folder and skipped on rerun.
-RESUMABLE = ("cmd_bench", "cmd_sbc", "cmd_fuzz", "cmd_corpus", "cmd_labels", "cmd_train", "cmd_evaluate")
+RESUMABLE = ("cmd_bench", "cmd_sbc", "cmd_fuzz", "cmd_labels", "cmd_train", "cmd_evaluate")
 
 
 def main(argv=None) -> int:

@@ -153,3 +153,28 @@ def test_write_corpus(tmp_path):
             assert record["family"] in FAMILIES and program.program == parse((folder / record["program"]).read_text())
     with pytest.raises(ArgumentError, match="not empty"):
         write_corpus(tmp_path / "c", n=3)
+
+
+def test_arguments_are_checked_where_the_programs_are_made(tmp_path):
+    # Found in review: a misspelt held-out family put that family into training, a negative seed failed
+    # inside NumPy, and a NumPy seed failed in json.dumps after the first files were written.
+    with pytest.raises(ArgumentError, match="unknown held-out family 'student_t'"):
+        generate_program(5, 0, "student_t")
+    with pytest.raises(ArgumentError, match="seed must be a non-negative integer"):
+        generate_program(0, -1)
+    manifest = write_corpus(tmp_path / "c", n=3, seed=np.int64(2))
+    assert manifest["seed"] == 2 and manifest["n"] == 3
+    with pytest.raises(ArgumentError, match="n must be a positive integer"):
+        write_corpus(tmp_path / "d", n=True)
+    with pytest.raises(ArgumentError, match="delete an interrupted one"):
+        write_corpus(tmp_path / "c", n=3)
+
+
+def test_a_scale_that_underflows_in_float32_is_named_as_such():
+    # Program 469 of seed 11, a depth-3 funnel: exp(z2) is 0 in float32 at this prior draw, and the
+    # error told the user to give z2 a prior on the scale's domain, which it has.
+    from autoreparam.lang import ProgramError
+
+    model, args, kwargs = compile_program(generate_program(469, 11)[1].text, generate_program(469, 11)[1].data)
+    with pytest.raises(ProgramError, match="0 after underflowing, in float32"):
+        handlers.seed(model, jax.random.PRNGKey(2))(*args, **kwargs)

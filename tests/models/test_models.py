@@ -161,3 +161,18 @@ def test_data_notes_describe_differences(data_dir):
     assert zoo.load("radon_nd", data_dir=data_dir).data_note.startswith("Same data")
     assert "Reproduces" in zoo.load("radon_mn", data_dir=data_dir, quirks=True).data_note
     assert "0-based" in zoo.load("electric", data_dir=data_dir).data_note
+
+
+@pytest.mark.parametrize("name, options, says", [
+    ("hierarchical_linear", {"seed": "abc"}, "seed must be a non-negative integer"),
+    ("hierarchical_linear", {"seed": -1}, "seed must be a non-negative integer"),
+    ("sparse_logistic", {"seed": 1.7}, "seed must be a non-negative integer"),  # was silently seed 1
+    ("gaussian_section3", {"seed": -1}, "seed must be a non-negative integer"),
+    ("neals_funnel", {"dim": 0}, "dim must be a positive integer"),  # failed only when the model ran
+])
+def test_model_options_are_checked_at_load(name, options, says):
+    from autoreparam.errors import ArgumentError
+    from autoreparam.models import load
+
+    with pytest.raises(ArgumentError, match=says):
+        load(name, **options)

@@ -6,6 +6,7 @@ from typing import Callable
 
 import numpy as np
 
+from autoreparam.errors import ArgumentError
 from autoreparam.corpus import funnel, glm, normal_hierarchy, sparse_regression, student_t, time_series
 from autoreparam.corpus.common import STRATA, Design, GeneratedProgram
 
@@ -37,6 +38,14 @@ def generate_program(index: int, seed: int = 0, held_out_family: str = student_t
 
     Returns its split and the program; the generator's random stream is ``default_rng([seed, index])``.
     """
+    # Checked here too (``write_corpus`` did): a misspelt family put the held-out family into training,
+    # and a negative seed failed inside NumPy (found in review).
+    if held_out_family not in FAMILIES:
+        raise ArgumentError(f"unknown held-out family {held_out_family!r}; families: {', '.join(FAMILIES)}")
+    for name, value in (("index", index), ("seed", seed)):
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
+            raise ArgumentError(f"{name} must be a non-negative integer, got {value!r}")
+    index, seed = int(index), int(seed)
     family, split, design = assignment(index, held_out_family)
     rng = np.random.default_rng([seed, index])
     program = FAMILIES[family](rng, design)

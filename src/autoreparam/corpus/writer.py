@@ -31,15 +31,19 @@ def write_corpus(out: str | os.PathLike, *, n: int = 10000, seed: int = 0, held_
     """Write ``n`` programs with their data under ``out`` (absent or empty); returns the manifest."""
     if held_out_family not in FAMILIES:
         raise ArgumentError(f"unknown family {held_out_family!r}; families: {', '.join(FAMILIES)}")
-    if not isinstance(n, int) or n < 1:
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
         raise ArgumentError(f"n must be a positive integer, got {n!r}")
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
         raise ArgumentError(f"seed must be a non-negative integer, got {seed!r}")
+    # As Python ints: a NumPy seed reached json.dumps in the programs' params after the first files were
+    # written, and that partial folder blocked every rerun (found in review).
+    n, seed = int(n), int(seed)
     root = Path(out)
     if root.exists() and not root.is_dir():
         raise ArgumentError(f"{root} is a file; the corpus needs a new folder")
     if root.exists() and any(root.iterdir()):
-        raise ArgumentError(f"{root} is not empty; choose a new folder so that no corpus is mixed with another")
+        raise ArgumentError(f"{root} is not empty; choose a new folder so that no corpus is mixed with another (a "
+                            "corpus is written in one go: delete an interrupted one and write it again)")
     start = time.perf_counter()
     try:
         for split in SPLITS:

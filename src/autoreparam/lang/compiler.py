@@ -187,6 +187,13 @@ class _Run:
             # distributions, cannot check), or a latent's value when the model runs eagerly.
             if all(is_static(v) for v in values):
                 advice = "check the constants and data this statement gives it"
+            elif any(not bool(jnp.all(jnp.isfinite(jnp.asarray(v)))) or (param != "loc" and bool(jnp.any(v == 0)))
+                     for param, v in zip(spec.params, values)):
+                # e.g. exp() of a latent drawn far out: the prior is right, the float type overflowed (a
+                # depth-3 funnel at 2% of prior draws was told to fix its prior; found in review)
+                advice = (f"a latent feeds it, and here it is not finite, or 0 after underflowing, in "
+                          f"{_float_dtype()} (e.g. exp() of a latent drawn far out); enable 64-bit JAX "
+                          "(jax.config.update('jax_enable_x64', True)) or bound the expression")
             else:
                 advice = ("a latent feeds it: give that latent a prior on the parameter's domain (e.g. a scale from "
                           "half_normal, lognormal or exp() of a real latent)")

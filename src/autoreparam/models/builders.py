@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 
 from autoreparam.models import data as _data
-from autoreparam.models.checks import check_interval
+from autoreparam.models.checks import check_count, check_interval, check_seed
 from autoreparam.models.data.radon_quirks import count_misassigned_uranium
 from autoreparam.models.funnels import FUNNEL_SIGMA_RANGE, FUNNEL_Y_RANGE
 from autoreparam.models.funnels import funnel_with_observation as _funnel_obs_model
@@ -125,6 +125,7 @@ def _index_note(last: str, quirks: bool) -> str:
 
 
 def neals_funnel(*, data_dir=None, quirks=False, dim=1) -> Problem:
+    dim = check_count("dim", dim)  # dim=0 loaded and failed only when the model ran (found in review)
     return Problem(
         "neals_funnel", _neals_funnel_model, (), {"dim": dim},
         f"Neal's funnel: z ~ N(0, 3), {dim} x ~ N(0, exp(z/2)).", _NO_DATA,
@@ -153,7 +154,8 @@ _SIMULATED = "Data simulated from the model by seed {seed} (no data file); nothi
 
 
 def hierarchical_linear(*, data_dir=None, quirks=False, seed=0) -> Problem:
-    group, x, num_groups, y = _simulated.hierarchical_linear_data(int(seed))
+    seed = check_seed(seed)
+    group, x, num_groups, y = _simulated.hierarchical_linear_data(seed)
     return Problem(
         "hierarchical_linear", _simulated.hierarchical_linear, (group, x, num_groups), {"y": y},
         f"Varying intercepts, common slope, half-normal scales: {len(y)} rows, {num_groups} groups, "
@@ -162,7 +164,8 @@ def hierarchical_linear(*, data_dir=None, quirks=False, seed=0) -> Problem:
 
 
 def sparse_logistic(*, data_dir=None, quirks=False, seed=0) -> Problem:
-    features, y = _simulated.sparse_logistic_data(int(seed))
+    seed = check_seed(seed)
+    features, y = _simulated.sparse_logistic_data(seed)
     return Problem(
         "sparse_logistic", _simulated.sparse_logistic, (features,), {"y": y},
         f"Logistic regression with Gamma local scales: {features.shape[0]} rows, {features.shape[1]} "

@@ -12,7 +12,7 @@ import numpyro
 import numpyro.distributions as dist
 
 from autoreparam.errors import ArgumentError
-from autoreparam.models.checks import check_count, check_positive
+from autoreparam.models.checks import check_count, check_positive, check_seed
 
 
 def gaussian_section3(y, sigma, sigma_mu=1.0, *, n=None):
@@ -58,7 +58,7 @@ def gaussian_section3_data(q: float, n: int = 10, *, sigma_mu: float = 1.0, seed
     check_positive("sigma_mu", sigma_mu)
     n = check_count("n", n)
     sigma = float(np.sqrt(n / q))
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     theta = rng.normal()
     mu = rng.normal(theta, sigma_mu)
     return rng.normal(mu, sigma, size=n), sigma
