@@ -53,8 +53,11 @@ def minutes(text: str) -> float:
 
 
 def naturals(text: str) -> tuple[int, ...]:
-    """Comma-separated non-negative integers, e.g. seeds ``0,1,2``."""
-    return tuple(natural(part) for part in text.split(",") if part.strip())
+    """Comma-separated non-negative integers, e.g. seeds ``0,1,2`` (``,`` named none and ran nothing)."""
+    values = tuple(natural(part) for part in text.split(",") if part.strip())
+    if not values:
+        raise argparse.ArgumentTypeError(f"names no number, got {text!r}: give integers separated by commas")
+    return values
 
 
 def counts(text: str) -> tuple[int, ...]:

@@ -8,9 +8,13 @@ import json
 import pytest
 
 from autoreparam.cli import main
-from autoreparam.errors import ArgumentError
+from autoreparam.corpus import write_corpus
+from autoreparam.errors import ArgumentError, DataError
+from autoreparam.meta.weights import save_network
 from autoreparam.meta.predict import SHIPPED
 from autoreparam.meta_eval.run import plan_evaluation
+
+from .conftest import small_network
 
 
 def test_a_folder_refuses_another_protocol_or_network(tmp_path):
@@ -22,9 +26,42 @@ def test_a_folder_refuses_another_protocol_or_network(tmp_path):
     assert len(again.timing) == 11
     with pytest.raises(ArgumentError, match="another protocol"):
         plan_evaluation(tmp_path, protocol="cpu", parts=("timing",))
+    stem = tmp_path / "runs" / "seed_0" / "meta_gnn"
+    save_network(stem, small_network())
     with pytest.raises(ArgumentError, match="another networks, network_name"):
-        plan_evaluation(tmp_path, protocol="tiny", network="runs/seed_0/meta_gnn", parts=("funnel",))
+        plan_evaluation(tmp_path, protocol="tiny", network=str(stem), parts=("funnel",))
     assert json.loads((tmp_path / "protocol.json").read_text()) == record  # nothing rewritten
+
+
+def test_bad_parts_a_missing_network_and_another_corpus_are_refused_before_anything_runs(tmp_path):
+    # Found in review: a misspelt part, or held_out without a corpus, ran nothing with exit status 0; a
+    # network without a card failed in every task; results of another corpus were reused silently.
+    with pytest.raises(ArgumentError, match="--parts: unknown 'fuunel'"):
+        plan_evaluation(tmp_path / "a", protocol="tiny", parts=("fuunel",))
+    with pytest.raises(ArgumentError, match="give --corpus"):
+        plan_evaluation(tmp_path / "a", protocol="tiny", parts=("held_out",))
+    with pytest.raises(DataError, match="no network card"):
+        plan_evaluation(tmp_path / "a", protocol="tiny", network=str(tmp_path / "nowhere"), parts=("funnel",))
+    assert not (tmp_path / "a" / "protocol.json").exists()
+    write_corpus(tmp_path / "c1", n=3, seed=0)
+    write_corpus(tmp_path / "c2", n=3, seed=1)
+    plan_evaluation(tmp_path / "b", corpus=tmp_path / "c1", protocol="tiny", parts=("funnel",))
+    with pytest.raises(ArgumentError, match="another corpus"):
+        plan_evaluation(tmp_path / "b", corpus=tmp_path / "c2", protocol="tiny", parts=("funnel",))
+
+
+def test_meta_commands_refuse_counts_that_mean_nothing(capsys):
+    from autoreparam import cli
+
+    parser = cli.build_parser()
+    for argv in (["meta", "train", "--corpus", "c", "--out", "o", "--limit", "-2"],
+                 ["meta", "train", "--corpus", "c", "--out", "o", "--seeds", ","],
+                 ["meta", "train", "--corpus", "c", "--out", "o", "--elbo-models", "0"],
+                 ["meta", "labels", "--corpus", "c", "--out", "o", "--limit", "-25"]):
+        with pytest.raises(SystemExit):
+            parser.parse_args(argv)
+        err = capsys.readouterr().err
+        assert "must be a positive integer" in err or "names no number" in err
 
 
 def test_the_card_is_refused_for_another_networks_results(tmp_path, capsys):

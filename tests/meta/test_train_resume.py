@@ -103,3 +103,40 @@ def test_warm_start_is_written_before_the_checkpoint_of_its_step(graphs, tmp_pat
         T.Trainer(_items(graphs, 0.9), tmp_path, config, {}).run(progress=False)
     # A checkpoint at step 5 would resume in the ELBO phase and never write warm_start.eqx.
     assert not (tmp_path / "checkpoint.json").exists()
+
+
+# Found in review (2026-11-29): each failed before its fix.
+def test_a_run_killed_before_its_first_checkpoint_logs_each_step_once(graphs, uninterrupted, tmp_path):
+    _interrupted(_items(graphs, 0.9), tmp_path, at=3)  # no checkpoint yet (every 5 steps)
+    with open(tmp_path / "log.jsonl", "a") as log:
+        log.write('{"step": 4, "lo')  # a line cut short by the kill
+    resumed = T.Trainer(_items(graphs, 0.9), tmp_path, CONFIG, {})
+    assert resumed.step == 0
+    resumed.run(progress=False)
+    np.testing.assert_array_equal(_leaves(resumed.network), uninterrupted)
+    steps = [json.loads(line)["step"] for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert steps == list(range(1, 11))
+
+
+def test_damaged_checkpoints_are_named(graphs, tmp_path):
+    from autoreparam.errors import DataError
+
+    _interrupted(_items(graphs, 0.9), tmp_path, at=7)
+    weights = next(tmp_path.glob("checkpoint_*.eqx"))
+    weights.write_bytes(weights.read_bytes()[:100])
+    with pytest.raises(DataError, match="checkpoint weights .*checkpoint_0000005.eqx are missing or damaged"):
+        T.Trainer(_items(graphs, 0.9), tmp_path, CONFIG, {})
+    (tmp_path / "checkpoint.json").write_text('{"step": 5, "con')
+    with pytest.raises(DataError, match="checkpoint .*checkpoint.json is damaged"):
+        T.Trainer(_items(graphs, 0.9), tmp_path, CONFIG, {})
+
+
+def test_training_that_diverges_stops_and_keeps_the_last_checkpoint(graphs, tmp_path):
+    from autoreparam.errors import DataError
+
+    trainer = T.Trainer(_items(graphs, 0.9), tmp_path, CONFIG, {})
+    original = trainer.regression_step
+    trainer.regression_step = lambda: {**original(), "loss": float("nan")} if trainer.step == 6 else original()
+    with pytest.raises(DataError, match="diverged at step 7 .*last checkpoint"):
+        trainer.run(progress=False)
+    assert json.loads((tmp_path / "checkpoint.json").read_text())["step"] == 5

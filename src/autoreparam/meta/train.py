@@ -200,8 +200,17 @@ class Trainer:
     def _resume(self) -> None:
         card = self.out / "checkpoint.json"
         if not card.exists():
+            # Killed before its first checkpoint: the steps logged so far run again (they were logged
+            # twice; found in review), and a warm start written before the kill is not this run's.
+            self._truncate_log()
+            for stale in self.out.glob("warm_start.*"):
+                stale.unlink()
             return
-        saved = read_json(card)
+        try:
+            saved = read_json(card)
+        except (json.JSONDecodeError, UnicodeDecodeError, OSError) as error:
+            raise DataError(f"the checkpoint {card} is damaged ({error}); delete the folder {self.out} (or the "
+                            "checkpoint files in it) to train from the start") from None
         if saved["config"] != json.loads(json.dumps(self.config.to_dict())):
             raise ArgumentError(f"{self.out} holds a run with another configuration; choose a new --out")
         if saved.get("probes", "prior") != self.network.probes:  # not in the config: it comes from the labels
@@ -219,7 +228,11 @@ class Trainer:
         # The JSON names the weights written with it (older checkpoints: checkpoint.eqx), so a kill
         # between the two writes can never pair newer weights with an older step.
         weights = self.out / saved.get("weights", "checkpoint.eqx")
-        self.network, self.opt_state = eqx.tree_deserialise_leaves(weights, (self.network, self.opt_state))
+        try:
+            self.network, self.opt_state = eqx.tree_deserialise_leaves(weights, (self.network, self.opt_state))
+        except Exception as error:  # noqa: BLE001 -- Equinox's and NumPy's errors for a damaged file, named here
+            raise DataError(f"the checkpoint weights {weights} are missing or damaged ({type(error).__name__}); "
+                            f"delete {card} and the checkpoint files in {self.out} to train from the start") from None
         self.step = int(saved["step"])
         if "rng" in saved:  # restored, not reseeded: a resumed run repeats the uninterrupted one bit for bit
             self.rng.bit_generator.state = saved["rng"]
@@ -234,13 +247,20 @@ class Trainer:
         if not log.exists():
             return
         lines = log.read_text(encoding="utf-8").splitlines()
-        kept = [line for line in lines if line.strip() and json.loads(line).get("step", 0) <= self.step]
+        kept = [line for line in lines if line.strip() and (_logged_step(line) or 0) <= self.step
+                and _logged_step(line) is not None]
         if len(kept) != len(lines):
             write_text(log, "".join(line + "\n" for line in kept))
 
     def checkpoint(self) -> None:
         # Weights under a step-named file first, then the JSON naming them (atomic), then the old
         # weights go: at every moment checkpoint.json names a complete file of its own step.
+        arrays = jax.tree.leaves(eqx.filter(self.network, eqx.is_inexact_array))
+        if not all(bool(jnp.all(jnp.isfinite(a))) for a in arrays):
+            # Never checkpoint non-finite weights (with every model's objective failing, the loss is None).
+            raise DataError(f"meta training diverged before step {self.step}: the network's weights are not "
+                            f"finite; the last checkpoint in {self.out} is kept. Check the labels' features "
+                            "(values beyond float32) or lower the learning rate")
         name = f"checkpoint_{self.step:07d}.eqx"
         tmp = self.out / f"{name}.tmp"
         eqx.tree_serialise_leaves(tmp, (self.network, self.opt_state))
@@ -347,6 +367,11 @@ class Trainer:
                 start = time.perf_counter()
                 entry = self.regression_step() if phase == "regression" else self.elbo_step()
                 self.seconds[phase] += time.perf_counter() - start
+                if entry.get("loss") is not None and not np.isfinite(entry["loss"]):
+                    # NaN weights were checkpointed and saved with exit status 0 (found in review).
+                    raise DataError(f"meta training diverged at step {self.step + 1} ({phase} loss {entry['loss']}); "
+                                    f"the last checkpoint in {self.out} is kept. Check the labels' features "
+                                    "(values beyond float32) or lower the learning rate")
                 self.step += 1
                 self.log({"step": self.step, **entry, "seconds": time.perf_counter() - start})
                 if bar is not None:
@@ -401,3 +426,12 @@ def train(corpus: str | Path, labels, out: str | Path, config: TrainConfig = Tra
         trainer.run(progress)
         cards.append(trainer.finish())
     return cards
+
+
+def _logged_step(line: str) -> int | None:
+    """The step of one log line; None for a line cut short by a kill (it was a JSONDecodeError that
+    blocked every resume; found in review)."""
+    try:
+        return int(json.loads(line).get("step", 0))
+    except (json.JSONDecodeError, AttributeError, TypeError, ValueError):
+        return None

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autoreparam.cli_types import naturals
+from autoreparam.cli_types import count, natural, naturals
 
 
 def _add_cluster_arguments(parser) -> None:
@@ -112,7 +112,7 @@ def add_meta_commands(sub) -> None:
     labels.add_argument("--corpus", required=True, help="a folder written by `autoreparam corpus`")
     labels.add_argument("--out", required=True, help="labels folder (resumable)")
     labels.add_argument("--splits", default="train", help="comma-separated splits, e.g. train,interpolation")
-    labels.add_argument("--limit", type=int, default=None, help="the first N programs of each split")
+    labels.add_argument("--limit", type=count, default=None, help="the first N programs of each split")
     labels.add_argument("--graphs-only", action="store_true",
                         help="graphs and site plans only, no fits (programs with a closed-form optimum)")
     labels.add_argument("--probes", choices=("prior", "fit"), default="prior",
@@ -127,18 +127,20 @@ def add_meta_commands(sub) -> None:
     train.add_argument("--out", required=True, help="run folder: checkpoints, log, final weights")
     train.add_argument("--seeds", type=naturals, default=(0,),
                        help="comma-separated training seeds, one run each (out/seed_S)")
-    train.add_argument("--regression-steps", type=int, default=None, help="warm-start steps (regression on VIP)")
-    train.add_argument("--elbo-steps", type=int, default=None, help="steps of the ELBO objective")
-    train.add_argument("--batch-models", type=int, default=None, help="models per step")
-    train.add_argument("--elbo-models", type=int, default=None, help="models in the ELBO phase (default: all)")
-    train.add_argument("--limit", type=int, default=None, help="train on the first N labelled programs")
+    # Checked here: --limit -2 trained on all but the last 2 programs, --elbo-models 0 failed deep inside
+    # (found in review).
+    train.add_argument("--regression-steps", type=natural, default=None, help="warm-start steps (regression on VIP)")
+    train.add_argument("--elbo-steps", type=natural, default=None, help="steps of the ELBO objective")
+    train.add_argument("--batch-models", type=count, default=None, help="models per step")
+    train.add_argument("--elbo-models", type=count, default=None, help="models in the ELBO phase (default: all)")
+    train.add_argument("--limit", type=count, default=None, help="train on the first N labelled programs")
     train.add_argument("--quiet", action="store_true")
     train.set_defaults(func=cmd_train)
 
     synthetic = commands.add_parser("synthetic", help="known-scale Gaussian hierarchies with closed-form optimum")
     synthetic.add_argument("--out", required=True)
-    synthetic.add_argument("--n", type=int, default=200)
-    synthetic.add_argument("--seed", type=int, default=1)
+    synthetic.add_argument("--n", type=count, default=200)
+    synthetic.add_argument("--seed", type=natural, default=1)
     synthetic.add_argument("--layout", default="balanced", choices=["balanced", "indexed"],
                            help="balanced: y[j, n] per group; indexed: flat y[n] reaching mu[group[n]], groups of "
                                 "unequal sizes (as real data arrive)")
@@ -146,7 +148,7 @@ def add_meta_commands(sub) -> None:
 
     proto = commands.add_parser("prototype", help="train paper 003's prototype network (the baseline) on funnels")
     proto.add_argument("--out", required=True, help="weights stem, e.g. src/autoreparam/meta/weights/prototype")
-    proto.add_argument("--seed", type=int, default=0)
+    proto.add_argument("--seed", type=natural, default=0)
     proto.add_argument("--quiet", action="store_true")
     proto.set_defaults(func=cmd_prototype)
 

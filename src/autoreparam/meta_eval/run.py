@@ -100,7 +100,7 @@ class EvaluationPlan:
 
 
 # protocol.json's fields that decide what the tasks compute: a folder keeps one value of each.
-_DECIDING = ("protocol", "networks", "network_name", "other_networks", "prototype")
+_DECIDING = ("protocol", "networks", "network_name", "other_networks", "prototype", "corpus")
 
 
 def plan_evaluation(out, *, corpus=None, protocol: str = "cpu", network: str | None = None, seed_networks=(),
@@ -113,8 +113,20 @@ def plan_evaluation(out, *, corpus=None, protocol: str = "cpu", network: str | N
     lent machine's CPU cores for the model tasks, a quiet machine for timing) are reported as such.
     """
     from autoreparam.meta.predict import SHIPPED, shipped_stem
+    from autoreparam.meta.weights import read_card
 
     out = Path(out)
+    unknown = [part for part in parts if part not in PARTS]
+    if unknown or not parts:
+        # A misspelt part ran nothing, with exit status 0 (found in review).
+        raise ArgumentError(f"--parts: unknown {', '.join(map(repr, unknown)) or 'nothing given'}; choose among "
+                            f"{', '.join(PARTS)}")
+    if "held_out" in parts and corpus is None:
+        raise ArgumentError("the held_out part evaluates a corpus's held-out splits: give --corpus, or leave "
+                            "held_out out of --parts")
+    for stem in (network, *seed_networks):
+        if stem is not None:
+            read_card(stem)  # a missing or damaged card before any task: every task failed on it (found in review)
     chosen = PROTOCOLS[protocol]
     networks = {"meta": network}
     others = {Path(stem).parent.name + ("" if Path(stem).name == "meta_gnn" else f"/{Path(stem).name}"): stem
@@ -123,6 +135,8 @@ def plan_evaluation(out, *, corpus=None, protocol: str = "cpu", network: str | N
               # the network "meta" is, by name: the shipped default changes, a results folder does not
               "network_name": Path(network).name if network else SHIPPED,
               "other_networks": others, "prototype": prototype or "shipped",
+              # the held-out programs' corpus: results from another one were silently reused (found in review)
+              "corpus": str(Path(corpus).resolve()) if corpus else None,
               "eval_vi": _vi(EVAL_VI), "funnel_vi": _vi(FUNNEL_VI), "machine": describe_machine()}
     _refuse_other_evaluation(out / "protocol.json", record)
     write_json(out / "protocol.json", record)
