@@ -72,3 +72,15 @@ def test_the_card_is_refused_for_another_networks_results(tmp_path, capsys):
     assert main(["meta", "report", "--results", str(tmp_path / "nothing"), "--out", str(tmp_path)]) == 2
     assert "not an evaluation folder" in capsys.readouterr().err
     assert main(["meta", "report", "--results", str(tmp_path), "--out", str(tmp_path), "--light-results", "x"]) == 2
+
+
+def test_labels_check_the_corpus_first_and_the_report_names_a_damaged_result(tmp_path):
+    from autoreparam.meta.labels import MANIFEST, make_labels
+    from autoreparam.meta_eval.collect import errors
+
+    with pytest.raises(DataError, match="index.jsonl not found"):
+        make_labels(tmp_path / "nowhere", tmp_path / "labels", serial=True, progress=False)
+    assert not (tmp_path / "labels" / MANIFEST).exists()  # it refused the right command afterwards
+    (tmp_path / "held_out").mkdir()
+    (tmp_path / "held_out" / "x.json").write_text('{"spec": ')
+    assert "damaged" in errors(tmp_path / "held_out")[0]["error"]

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from autoreparam.errors import ArgumentError
+from autoreparam.errors import ArgumentError, DataError
 from autoreparam.meta.files import write_json, write_text
 from autoreparam.meta.tasks import Task, run_tasks
 from autoreparam.vi.protocol import VIConfig
@@ -139,6 +139,13 @@ def make_labels(corpus, out, *, splits=("train",), limit=None, address=None, num
     if probes not in PROBES:
         raise ArgumentError(f"probes must be one of {', '.join(map(repr, PROBES))}, got {probes!r}")
     config = None if graphs_only else LABEL_CONFIG
+    # The corpus before the manifest: a missing corpus or a misspelt split left a manifest that then
+    # refused the right command as "other settings" (found in review).
+    for split in splits:
+        if not (Path(corpus) / split / "index.jsonl").is_file():
+            raise DataError(f"{Path(corpus) / split / 'index.jsonl'} not found: --corpus must be a folder written by "
+                            "`autoreparam corpus`, and --splits name its splits (train, interpolation, "
+                            "extrapolation, held_out_family)")
     check_manifest(corpus, out, config, probes)
     tasks = label_tasks(corpus, out, splits, limit, config, probes)
     return run_tasks(label_program, tasks, address=address, num_cpus=num_cpus, serial=serial,

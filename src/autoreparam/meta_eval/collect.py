@@ -12,10 +12,20 @@ from autoreparam.errors import ArgumentError
 from autoreparam.meta_eval.protocol import ZOO
 
 
+def _load(path: Path) -> dict:
+    """One task's result; a damaged file reads as a failed task naming what to do (it was a bare
+    JSONDecodeError that stopped the report; found in review)."""
+    try:
+        return json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        return {"error": f"the result file is damaged ({error}); delete it and rerun `autoreparam meta evaluate` "
+                         "with the same options: it runs that task again"}
+
+
 def _read(folder: Path) -> list[dict]:
     if not folder.exists():
         return []
-    rows = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+    rows = [_load(p) for p in sorted(folder.glob("*.json"))]
     return [r for r in rows if "error" not in r]
 
 
@@ -23,8 +33,8 @@ def errors(folder: Path) -> list[dict]:
     """Tasks that failed, with their error message."""
     if not folder.exists():
         return []
-    rows = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
-    return [{"file": str(p.name), "error": r["error"]} for p, r in zip(sorted(folder.glob("*.json")), rows) if "error" in r]
+    paths = sorted(folder.glob("*.json"))
+    return [{"file": str(p.name), "error": r["error"]} for p, r in zip(paths, map(_load, paths)) if "error" in r]
 
 
 def machine_names(where: dict[str, dict[str, int]]) -> list[str]:
