@@ -234,7 +234,9 @@ class Trainer:
             raise DataError(f"the checkpoint weights {weights} are missing or damaged ({type(error).__name__}); "
                             f"delete {card} and the checkpoint files in {self.out} to train from the start") from None
         self.step = int(saved["step"])
-        if "rng" in saved:  # restored, not reseeded: a resumed run repeats the uninterrupted one bit for bit
+        # Restored, not reseeded: a run resumed in the regression phase repeats the uninterrupted one bit for
+        # bit; in the ELBO phase the per-model q are not checkpointed, so it continues from fresh ones.
+        if "rng" in saved:
             self.rng.bit_generator.state = saved["rng"]
         else:  # older checkpoints did not save it
             self.rng = np.random.default_rng([self.config.seed, 7, self.step])
