@@ -51,10 +51,16 @@ def uninterrupted(graphs, tmp_path_factory):
     return _leaves(trainer.network)
 
 
-def test_resumed_run_equals_uninterrupted_and_logs_each_step_once(graphs, uninterrupted, tmp_path):
-    _interrupted(_items(graphs, 0.9), tmp_path, at=7)  # last checkpoint at step 5
+# Killed at step 7 (last checkpoint at step 5), or at step 3 before any checkpoint with a log line cut
+# short by the kill (its steps were logged twice, and the cut line blocked resume; found in review).
+@pytest.mark.parametrize("killed_at, resumed_at", [(7, 5), (3, 0)])
+def test_resumed_run_equals_uninterrupted_and_logs_each_step_once(graphs, uninterrupted, tmp_path, killed_at,
+                                                                   resumed_at):
+    _interrupted(_items(graphs, 0.9), tmp_path, at=killed_at)
+    with open(tmp_path / "log.jsonl", "a") as log:
+        log.write('{"step": 4, "lo')
     resumed = T.Trainer(_items(graphs, 0.9), tmp_path, CONFIG, {})
-    assert resumed.step == 5
+    assert resumed.step == resumed_at
     resumed.run(progress=False)
     np.testing.assert_array_equal(_leaves(resumed.network), uninterrupted)
     steps = [json.loads(line)["step"] for line in (tmp_path / "log.jsonl").read_text().splitlines()]
@@ -106,18 +112,6 @@ def test_warm_start_is_written_before_the_checkpoint_of_its_step(graphs, tmp_pat
 
 
 # Found in review (2026-11-29): each failed before its fix.
-def test_a_run_killed_before_its_first_checkpoint_logs_each_step_once(graphs, uninterrupted, tmp_path):
-    _interrupted(_items(graphs, 0.9), tmp_path, at=3)  # no checkpoint yet (every 5 steps)
-    with open(tmp_path / "log.jsonl", "a") as log:
-        log.write('{"step": 4, "lo')  # a line cut short by the kill
-    resumed = T.Trainer(_items(graphs, 0.9), tmp_path, CONFIG, {})
-    assert resumed.step == 0
-    resumed.run(progress=False)
-    np.testing.assert_array_equal(_leaves(resumed.network), uninterrupted)
-    steps = [json.loads(line)["step"] for line in (tmp_path / "log.jsonl").read_text().splitlines()]
-    assert steps == list(range(1, 11))
-
-
 def test_damaged_checkpoints_are_named(graphs, tmp_path):
     from autoreparam.errors import DataError
 
