@@ -244,7 +244,10 @@ def test_an_empty_outer_loop_around_an_inner_loop(y):
 ])
 def test_integers_beyond_int32_do_not_wrap_around_when_they_meet_a_latent(text, data, loc):
     model, args, kwargs = compile_program(text, data)
-    for run in (lambda p: log_density(model, args, kwargs, p)[0], jax.jit(lambda p: log_density(model, args, kwargs, p)[0])):
+    def density(params):
+        return log_density(model, args, kwargs, params)[0]
+
+    for run in (density, jax.jit(density)):
         got = float(run({"s": jnp.float32(1.0), "mu": jnp.float32(0.0)}))
         expected = float(dist.Normal(0.0, 1.0).log_prob(1.0) + dist.Normal(jnp.float32(loc), 1.0).log_prob(0.0))
         assert got == pytest.approx(expected, rel=1e-6)
@@ -266,7 +269,8 @@ def test_a_sequential_loop_with_no_steps_defines_an_empty_array():
     text = "data T: int\nfor (t in 2 .. T)\n  x[t] ~ normal(0, 1)\nz ~ normal(sum(x), 1)\n"
     model, args, kwargs = compile_program(text, {"T": 1})
     assert set(_latents(model, kwargs)) == {"z"}
-    assert float(log_density(model, args, kwargs, {"z": 0.5})[0]) == pytest.approx(float(dist.Normal(0, 1).log_prob(0.5)))
+    expected = float(dist.Normal(0, 1).log_prob(0.5))
+    assert float(log_density(model, args, kwargs, {"z": 0.5})[0]) == pytest.approx(expected)
     # Elements defined before the loop stay.
     text = "x[1] ~ normal(0, 1)\ndata T: int\nfor (t in 2 .. T)\n  x[t] ~ normal(x[t - 1], 1)\nw ~ normal(sum(x), 1)\n"
     model, args, kwargs = compile_program(text, {"T": 1})

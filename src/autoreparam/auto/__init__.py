@@ -265,8 +265,8 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
     if plan.sites and (not best.mixes or best.diverges):
         # Only the fixed centrings that differ from the pilot's lambda are tried (found in review: the text
         # said "CP and NCP tried too" where the rule's lambda was NCP's).
-        others = [(name, candidate) for name, candidate in (("cp", centred), ("ncp", Parameterisation.non_centred(plan)))
-                  if differs(candidate, param)]
+        fixed = (("cp", centred), ("ncp", Parameterisation.non_centred(plan)))
+        others = [(name, candidate) for name, candidate in fixed if differs(candidate, param)]
         tried = (" and ".join(name.upper() for name, _ in others) + " tried too" if others else
                  f"no fixed centring to try (the {label} lambda is one)")
         if not best.mixes:

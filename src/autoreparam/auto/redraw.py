@@ -166,8 +166,9 @@ def _in_cp_or_ncp(run, label, param, chains, draws, target, num_samples, tried, 
     kept one), each from the current chains re-adapted for ``READAPT`` transitions towards
     ``acceptance`` (None: the default), abandoned at its first divergent draw or once its transitions
     cost more than ``FIXED_COST`` times the kept draws' per transition (``transitions_per_draw`` of
-    them per kept draw), or once its re-adaptation alone costs what its draws may. The first whose ``(ESS over the line, R-hat)`` ``keep(before, after)``
-    accepts replaces the draws: ``(label, param, chains, draws, target)``."""
+    them per kept draw), or once its re-adaptation alone costs what its draws may. The first whose
+    ``(ESS over the line, R-hat)`` ``keep(before, after)`` accepts replaces the draws: ``(label, param,
+    chains, draws, target)``."""
     plan = run.coords.plan
     if not plan.sites:
         return label, param, chains, draws, target

@@ -73,7 +73,8 @@ def add_sbc_parser(sub):
     p.add_argument("--vi", default="fast", choices=["fast", "paper"], help="variational protocol of every run")
     p.add_argument("--target-accept", type=acceptance, default=None,
                    help="the step size's target acceptance of every run (default: infer's, 0.8)")
-    p.add_argument("--deadline-minutes", type=minutes, default=None, help="start no replication after this; rerun to go on")
+    p.add_argument("--deadline-minutes", type=minutes, default=None,
+                   help="start no replication after this; rerun to go on")
     _ray_arguments(p)
     return p
 

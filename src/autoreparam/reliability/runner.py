@@ -47,7 +47,8 @@ def worker_environment(cache_dir: str | os.PathLike | None, fast_compile: bool =
             "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
             "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
         })
-    for name in ("AUTOREPARAM_DATA", "PYTHONPATH", "AUTOREPARAM_COMPILATION_CACHE", "AUTOREPARAM_CACHE_DIR"):  # PYTHONPATH: a run from a frozen copy of the source
+    # PYTHONPATH: a run from a frozen copy of the source
+    for name in ("AUTOREPARAM_DATA", "PYTHONPATH", "AUTOREPARAM_COMPILATION_CACHE", "AUTOREPARAM_CACHE_DIR"):
         if name in os.environ:
             env[name] = os.environ[name]
     return env
