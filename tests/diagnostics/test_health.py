@@ -142,3 +142,15 @@ def test_advice_never_suggests_the_method_that_ran_or_a_method_that_changes_noth
     fixed = assess(standard, num_chains=4, num_draws=1000, divergences=0, space_labels=("cp",), kernel="nuts",
                    method="cp", reparameterisable=False)
     assert "no latent of this model can be reparameterised" in fixed.advice and "method='ncp'" not in fixed.advice
+
+
+def test_a_diverging_auto_result_is_not_told_to_raise_the_acceptance_it_already_raised():
+    # auto's ladder redraws divergent draws towards 0.99 and tries CP and NCP there (found in review).
+    rng = np.random.default_rng(2)
+    standard = standard_diagnostics({"mu": _chains(rng, [0.0] * 4)})
+    auto = assess(standard, num_chains=4, num_draws=1000, divergences=12, space_labels=("rule",), kernel="nuts",
+                  method="auto")
+    assert "target_accept=0.99" not in auto.advice and "already adapted towards acceptance 0.99" in auto.advice
+    fixed = assess(standard, num_chains=4, num_draws=1000, divergences=12, space_labels=("ncp",), kernel="nuts",
+                   method="ncp")
+    assert fixed.advice.startswith("target_accept=0.99")

@@ -125,6 +125,11 @@ def _advice(space_labels, kernel, diverged: bool, method: str | None = None, rep
         first += "; kernel='nuts' (trajectory lengths that adapt to the posterior)" if kernel in ("hmc", "ihmc") else ""
     elif labels == ("cp",) and method != "auto":
         first = "method='ncp' or method='auto' (a centred latent whose scale can approach zero makes a funnel)"
+    elif labels in (("rule",), ("ncp",)) and kernel == "nuts" and diverged and method == "auto":
+        # auto's own ladder already redrew divergent draws towards 0.99 and tried CP and NCP there, so
+        # target_accept=0.99 was advice it had taken (found in review).
+        first = ("auto already adapted towards acceptance 0.99 and tried CP and NCP where its draws diverged "
+                 "(result.decision says how far it went); method='vip' (a centring learnt by variational inference)")
     elif labels in (("rule",), ("ncp",)) and kernel == "nuts" and diverged:
         first = "target_accept=0.99"
     elif kernel in ("hmc", "ihmc"):
