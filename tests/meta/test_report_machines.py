@@ -36,3 +36,25 @@ def test_parts_on_different_machines_are_each_named_with_their_counts(tmp_path):
     assert "Where the tasks ran" in text and "Evaluation on" not in text
     assert "- funnel: 3 on `a (16 CPUs)`" in text
     assert f"- timing: 1 on `b (2 CPUs)`; 1 on `{PROTOCOL['machine']}`" in text
+
+
+def test_the_report_links_only_the_figures_it_drew_and_refuses_runs_that_are_not_runs(tmp_path):
+    # Found in review: an empty evaluation linked four figures it never drew (a stale one from a reused
+    # --out showed as current), appended the reading of the shipped network's evaluation to another's,
+    # and a --runs folder without a run was skipped without a word.
+    import pytest
+
+    from autoreparam.errors import ArgumentError
+    from autoreparam.meta_eval.report import write_report
+
+    (tmp_path / "results").mkdir()
+    _results(tmp_path / "results", {})
+    (tmp_path / "out" / "figures" / "meta").mkdir(parents=True)
+    (tmp_path / "out" / "figures" / "meta" / "ess_ratio.png").write_bytes(b"stale")
+    text = write_report(tmp_path / "results", tmp_path / "out").read_text()
+    assert "figures/meta/" not in text and not (tmp_path / "out" / "figures" / "meta" / "ess_ratio.png").exists()
+    assert "Reading these numbers" not in text  # the shipped evaluation's reading
+    (tmp_path / "train" / "seed_0").mkdir(parents=True)
+    (tmp_path / "train" / "seed_0" / "meta_gnn.json").write_text("{}")
+    with pytest.raises(ArgumentError, match="no trained run there .*it holds the runs seed_0"):
+        write_report(tmp_path / "results", tmp_path / "out", runs=[tmp_path / "train"])
