@@ -70,7 +70,8 @@ def test_arviz_gets_the_step_size_and_a_separate_centring_is_reported_whole():
 def test_compare_keeps_compilation_apart_and_names_auto_s_search():
     result = _quiet(compare, eight_schools, SIGMA, y=Y, methods=["ncp", "auto"], num_chains=2, num_warmup=100,
                     num_samples=100, vi_config=TINY_VI, progress=False)
-    assert result.seconds["compile"] > 0 and all(result.seconds[m] >= 0 for m in ("ncp", "auto"))
+    # (0 when an earlier test of the process compiled these programs)
+    assert result.seconds["compile"] >= 0 and all(result.seconds[m] >= 0 for m in ("ncp", "auto"))
     report = result.report()
     assert "compiling took" in report
     if result.search_gradients["auto"] > 0:
