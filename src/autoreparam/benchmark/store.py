@@ -17,7 +17,6 @@ from autoreparam.validation import output_folder
 LOCK = ".autoreparam.lock"
 
 
-
 def _atomic_write(path: Path, write) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
