@@ -30,7 +30,8 @@ demo: install
 	$(VENV)/bin/autoreparam compare eight_schools
 
 # One worker per core (at most four), each test file on one worker so that its shared runs
-# (module fixtures) are computed once: 11.5 instead of 15.5 minutes on 2 cores (clean clone, no data; 687 s and 1,351 tests on 2026-11-29).
+# (module fixtures) are computed once: 11.5 instead of 15.5 minutes on 2 cores (clean clone, no
+# data; 687 s and 1,351 tests on 2026-11-29).
 test: install
 	JAX_PLATFORMS=cpu $(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadfile
 
