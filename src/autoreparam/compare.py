@@ -30,7 +30,7 @@ from autoreparam.initial import initial_values
 from autoreparam.mcmc.config import PAPER_L_GRID, HMCConfig, NUTSConfig
 from autoreparam.reparam.selection import select_sites
 from autoreparam.reparam.sites import analyse_model
-from autoreparam.result import Diagnostics, compute_diagnostics
+from autoreparam.result import Diagnostics, compute_diagnostics, search_gradients
 from autoreparam.sampling import sample_hmc, sample_nuts
 from autoreparam.validation import check_call, check_counts, check_target_accept
 from autoreparam.vi.protocol import FAST, VIConfig, check_config
@@ -160,8 +160,7 @@ def compare(
             chains, labels, decisions[method] = outcome.chains, (outcome.label,), outcome.reason
             standard = outcome.standard
             compiled = outcome.timing.get("compile", 0.0)
-            search[method] = (outcome.gradients.get("pilots", 0) + outcome.gradients.get("sampling", 0)
-                              - int(np.sum(chains.grad_evals)))
+            search[method] = search_gradients(outcome.gradients, int(np.sum(chains.grad_evals)))
         elif kernel == "nuts":
             chains = sample_nuts(coords, vip.fits[method], num_chains, nuts_config, seed)
         else:

@@ -87,6 +87,12 @@ def compute_diagnostics(
     )
 
 
+def search_gradients(gradients: dict, kept: int) -> int:
+    """Gradients run after the warm-up beyond the ``kept`` draws' own (auto's pilots, candidates,
+    redraws and run-ons; 0 for the fixed methods, whose sampling phase is their draws)."""
+    return max(0, gradients.get("pilots", 0) + gradients.get("sampling", 0) - kept)
+
+
 def _per_space(space_divergences, chains: ChainResult) -> str:
     if space_divergences is None or len(space_divergences) < 2:
         return ""
@@ -197,10 +203,10 @@ class InferenceResult:
 
     def _search_note(self) -> str:
         """The gradients run after the warm-up beyond the draws returned (auto's search), if any."""
-        after_warmup = self.gradients.get("pilots", 0) + self.gradients.get("sampling", 0)
-        extra = after_warmup - self.num_grad_evals
-        if extra <= 0:
+        extra = search_gradients(self.gradients, self.num_grad_evals)
+        if extra == 0:
             return ""
+        after_warmup = self.num_grad_evals + extra
         pooled = 1000.0 * self.diagnostics.standard.min_ess_bulk / after_warmup
         return (f"; the search after the warm-up (pilots, candidates, redraws, run-ons) ran {extra} more: "
                 f"{pooled:.3f} pooled bulk ESS per 1000 of all {after_warmup}")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from autoreparam.validation import output_folder
 from autoreparam.analysis.simple_model import kappa_cp, kappa_ncp, kappa_of_lambda, kappa_table
+from autoreparam.validation import output_folder
 
 FIG2C_PNG = "fig2c_kappa_vs_q.png"
 FIG2C_JSON = "fig2c_kappa_vs_q.json"

@@ -6,9 +6,9 @@ from typing import Callable
 
 import numpy as np
 
-from autoreparam.errors import ArgumentError
 from autoreparam.corpus import funnel, glm, normal_hierarchy, sparse_regression, student_t, time_series
 from autoreparam.corpus.common import STRATA, Design, GeneratedProgram
+from autoreparam.errors import ArgumentError
 
 FAMILIES: dict[str, Callable[[np.random.Generator, Design], GeneratedProgram]] = {
     normal_hierarchy.FAMILY: normal_hierarchy.generate,

@@ -42,7 +42,8 @@ from autoreparam.meta.dataset import Item, load_items, probes_of
 from autoreparam.meta.files import read_json, write_json, write_text
 from autoreparam.meta.network import as_jax
 from autoreparam.meta.objective import ObjectiveConfig
-from autoreparam.meta.weights import ELEMENT_FEATURE_NAMES, NODE_FEATURE_NAMES, build_network, save_network
+from autoreparam.meta.weights import (ELEMENT_FEATURE_NAMES, NODE_FEATURE_NAMES, build_network, save_network,
+                                      weights_finite)
 from autoreparam.progress import task_bar
 
 
@@ -257,8 +258,7 @@ class Trainer:
     def checkpoint(self) -> None:
         # Weights under a step-named file first, then the JSON naming them (atomic), then the old
         # weights go: at every moment checkpoint.json names a complete file of its own step.
-        arrays = jax.tree.leaves(eqx.filter(self.network, eqx.is_inexact_array))
-        if not all(bool(jnp.all(jnp.isfinite(a))) for a in arrays):
+        if not weights_finite(self.network):
             # Never checkpoint non-finite weights (with every model's objective failing, the loss is None).
             raise DataError(f"meta training diverged before step {self.step}: the network's weights are not "
                             f"finite; the last checkpoint in {self.out} is kept. Check the labels' features "

@@ -38,6 +38,11 @@ def stem_file(stem: str | Path, suffix: str) -> Path:
     return stem.with_name(stem.name + suffix)
 
 
+def weights_finite(network) -> bool:
+    """Whether every weight of ``network`` is finite (read when loading and before a checkpoint)."""
+    return all(bool(jnp.all(jnp.isfinite(a))) for a in jax.tree.leaves(eqx.filter(network, eqx.is_inexact_array)))
+
+
 def _check_architecture(arch, path: Path) -> None:
     """The card's architecture as `build_network` reads it: a bad value failed there, or in Equinox
     as a shape mismatch, with no file named (found in review)."""
@@ -130,8 +135,7 @@ def load_network(stem: str | Path) -> tuple[MetaGNN | MetaEnsemble, dict]:
         raise DataError(f"cannot read the network weights {path} (truncated, damaged, or not the card's "
                         f"architecture: {type(error).__name__}: {str(error)[:200]}); restore it, or retrain with "
                         "`autoreparam meta train`") from error
-    arrays = [leaf for leaf in jax.tree.leaves(eqx.filter(network, eqx.is_inexact_array))]
-    if not all(bool(jnp.all(jnp.isfinite(a))) for a in arrays):
+    if not weights_finite(network):
         raise DataError(f"the network weights {path} hold NaN or infinite values; restore them, or retrain")
     return network, card
 

@@ -14,9 +14,9 @@ import json
 import os
 from pathlib import Path
 
+from autoreparam.errors import ArgumentError
 from autoreparam.meta.files import write_json
 from autoreparam.meta.tasks import WORKERS_VARIABLE, Task, run_tasks
-from autoreparam.errors import ArgumentError
 from autoreparam.meta_eval.machine import cpus, describe_machine
 from autoreparam.meta_eval.model_task import evaluate_model
 from autoreparam.meta_eval.models import spec_name

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 
-from autoreparam.validation import output_folder
 from autoreparam.benchmark.store import ResultStore, jsonable
 from autoreparam.errors import ArgumentError
 from autoreparam.reliability.carry import carry_fuzz_checks
@@ -27,6 +26,7 @@ from autoreparam.reliability.ranks import NUM_THINNED, ranks
 from autoreparam.reliability.sbc import cell_ranks
 from autoreparam.reliability.statistics import ALPHA, calibration
 from autoreparam.reliability.stores import commands_of, read_fuzz_records, wall_of
+from autoreparam.validation import output_folder
 
 FIGURES = Path("figures") / "reliability"
 SUMMARY = Path("benchmarks") / "results" / "reliability_summary.json"

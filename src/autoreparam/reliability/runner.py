@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from autoreparam.compilation_cache import OFF_VALUES
 from autoreparam.benchmark.store import ResultStore
+from autoreparam.compilation_cache import OFF_VALUES
 from autoreparam.progress import task_bar
 from autoreparam.ray_address import check_reachable
 

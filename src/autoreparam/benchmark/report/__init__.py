@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autoreparam.validation import output_folder
 from autoreparam.benchmark.report.collect import collect
 from autoreparam.benchmark.report.oracle import oracle_choices
 from autoreparam.benchmark.report.targets import evaluate
 from autoreparam.benchmark.report.workflows import workflows
 from autoreparam.benchmark.store import ResultStore
 from autoreparam.errors import ArgumentError
+from autoreparam.validation import output_folder
 
 DEFAULT_COMMAND = "make bench && make report"
 FIGURE_DIR = Path("figures") / "bench"
