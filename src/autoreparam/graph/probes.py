@@ -9,6 +9,7 @@ For each element z_j of each latent we measure the general form of both quantiti
 - the prior scale ``s_j`` (and location) of z_j's own distribution;
 - the curvature ``c_j = -d^2/dz_j^2 sum_{t != own} log p_t``: the second derivative of every
   log-density term except z_j's own prior, i.e. what its children (likelihood and child priors) say.
+  Other elements of z_j's own site count when their priors read z_j (a ``scan`` time series).
 
 ``log(s_j^2 |c_j|)`` is the ``log(s^2 q)`` of Section 3, exactly so in that model. The probes are taken
 at three *prior points*, each computed top-down so that a latent sits at a point of its prior given
@@ -153,9 +154,16 @@ def _probe_function(model, args, kwargs, latents: list[SiteRecord], key: jax.Arr
         # prior's curvature (1 / s^2) as roundoff in a curvature that may be exactly 0.
         total = 0.0
         for name, msg in run(coords).items():
-            if msg["type"] != "sample" or name == own:
+            if msg["type"] != "sample":
                 continue
-            log_prob = msg["fn"].log_prob(msg["value"])
+            value = msg["value"]
+            if name == own:
+                # The own site's density at a fixed value: what remains depends on the site only through
+                # its parameters, i.e. element k's prior as a child of the elements before it (a ``scan``
+                # time series, x_t ~ N(x_{t-1}, s)). Element j's own term has no parameter that reads
+                # x_j, so it drops out exactly (a zero tangent), as it does from an unrolled program.
+                value = jax.lax.stop_gradient(value)
+            log_prob = msg["fn"].log_prob(value)
             total = total + jnp.sum(log_prob if msg.get("scale") is None else msg["scale"] * log_prob)
         return total
 
