@@ -1,7 +1,7 @@
 """Hostile input at the edges: the command line and data files, and models at the edge of what is
 supported (very many sites, scan misuse, missing data, masked observations): a correct result or a
 clear error that names the argument, file or site and says what to do. Split from
-``test_hostile_input.py`` (its models and settings are imported from there)."""
+``test_hostile_input.py`` (the models and settings they share are in ``hostile_models.py``)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import autoreparam as ar
 from autoreparam import cli, validation
 from autoreparam.errors import ArgumentError, CompilationWarning, DataError, ModelError
 from autoreparam.models import data
-from test_hostile_input import TINY, VI, Y_WALK, random_walk
+from hostile_models import TINY, VI, Y_WALK, random_walk
 
 
 # --- the command line and data files --------------------------------------------------------------
