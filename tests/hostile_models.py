@@ -1,7 +1,7 @@
 """What the hostile-input tests share: small models and run settings small enough to compile fast.
 
-Imported by ``test_hostile_input.py``, ``test_hostile_errors.py`` and ``test_hostile_edges.py`` (pytest puts ``tests/`` on the
-import path: the folder is not a package).
+Imported by ``test_hostile_input.py``, ``test_hostile_errors.py`` and ``test_hostile_edges.py``
+(pytest puts ``tests/`` on the import path: the folder is not a package).
 """
 
 from __future__ import annotations
