@@ -109,7 +109,9 @@ def render(
         "ELBO of the variational fits (mean over seeds):",
         tables.elbo_table(collected),
         "## Peers: what a user pays end to end",
-        "ESS per 1000 gradients pools all chains; ESS per second is the smallest bulk ESS (ArviZ) divided by "
+        "ESS per 1000 gradients pools all chains and counts the kept draws' gradients only (the paper's metric), "
+        "for every workflow: warm-up, variational fits and auto's search after its warm-up are paid in the seconds. "
+        "ESS per second is the smallest bulk ESS (ArviZ) divided by "
         "every phase's seconds, mean over seeds. Auto and NumPyro's cells time themselves; for our NUTS on the "
         "best method and our VIP-HMC the seconds are the seed's variational fits (all four) plus the cell's "
         "phases (VIP-HMC also its compilation); the oracle search over L and methods is not counted.",
