@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import time
 import warnings
@@ -172,6 +173,9 @@ def cmd_bench(args) -> int:
         if unknown:
             raise ArgumentError(f"{flag}: unknown '{unknown[0]}'; choose from {', '.join(known)}"
                                 + (" or none" if flag == "--peers" else ""))
+    # A benchmark times first calls, compilation included, as NumPyro's cells pay it: no persistent
+    # compilation cache from earlier runs, unless the environment asks for one.
+    os.environ.setdefault("AUTOREPARAM_COMPILATION_CACHE", "0")
     store = run_benchmark(
         protocol, args.out, data_dir=args.data_dir, quirks=args.quirks, methods=methods, peers=peers,
         extras=listed(args.extras) or (),

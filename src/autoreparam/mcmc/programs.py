@@ -80,3 +80,15 @@ class ProgramCache:
 
 
 PROGRAMS = ProgramCache()
+
+
+def release_compiled_programs() -> None:
+    """Drop every compiled program this process holds (``PROGRAMS`` and JAX's own caches, which hold the
+    graph's and the fits' jitted programs), as a fresh process would have none.
+
+    Used where that matters: a recycled fuzzing worker (each XLA executable keeps LLVM code sections
+    mapped; a process that keeps thousands runs out of mappings long before it runs out of memory),
+    and a benchmark that times each workflow's first call, compilation included.
+    """
+    PROGRAMS.clear()
+    jax.clear_caches()

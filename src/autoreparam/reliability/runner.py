@@ -25,6 +25,7 @@ from typing import Callable
 
 from autoreparam.benchmark.store import ResultStore
 from autoreparam.compilation_cache import OFF_VALUES
+from autoreparam.mcmc.programs import release_compiled_programs
 from autoreparam.progress import task_bar
 from autoreparam.ray_address import check_reachable
 
@@ -52,20 +53,6 @@ def worker_environment(cache_dir: str | os.PathLike | None, fast_compile: bool =
         if name in os.environ:
             env[name] = os.environ[name]
     return env
-
-
-def release_compiled_programs() -> None:
-    """Drop every compiled program this process holds (ours and JAX's caches), as a recycled worker would.
-
-    Each XLA executable keeps LLVM code sections mapped; a process that compiles thousands of
-    programs and keeps them all runs out of mappings long before it runs out of memory.
-    """
-    import jax
-
-    from autoreparam.mcmc.programs import PROGRAMS
-
-    PROGRAMS.clear()
-    jax.clear_caches()
 
 
 def _bar(total: int, desc: str, progress: bool):
