@@ -378,3 +378,59 @@ def test_tiny_protocol_end_to_end(tmp_path):
     assert written == {"fig6_models_elbo.png", "fig7_lambda.png", "appendix_d_moments.png", "time_phases.png"}
     assert all((figures / name).stat().st_size > 1000 for name in written)
     print(f"tiny bench + report: {time.perf_counter() - start:.0f} s")
+
+
+def test_a_method_whose_chains_disagree_at_every_l_passes_no_target_and_its_ratio_is_marked(tmp_path):
+    """Found in review: a † VIP-HMC (R-hat above 1.01 at every L) passed "VIP-HMC >= the better fixed"."""
+    from autoreparam.benchmark.report.tables import DISAGREE, main_table
+
+    fx = Fixture(tmp_path)
+    for method, r_hat in (("cp", 1.001), ("ncp", 1.001), ("vip", 1.2), ("ihmc", 1.3)):
+        fx.hmc("toy", method, 1, 0, [60, 62], max_r_hat=r_hat)
+    collected = collect(tmp_path)
+    choices = oracle_choices(collected)
+    vip, _, _, _, _, ihmc, *_ = evaluate(choices, {"toy": _flows(1, 1, 1)}, ["toy"])
+    assert vip.checks[0].verdict == NOT_MEASURED and "VIP-HMC 61" in vip.checks[0].detail
+    assert "disagree" in vip.checks[0].detail and "disagree" in ihmc.checks[0].detail
+    row = next(line for line in main_table(collected, choices).splitlines() if line.startswith("| `toy`"))
+    assert row.endswith(f"(vs CP) {DISAGREE} | n/a | 1 ± 0.023 (vs CP) {DISAGREE} |")
+
+
+def test_a_model_of_the_protocol_without_cells_is_named_and_measured_nowhere(tmp_path):
+    """Found in review: a partial run's targets said "on every model" over the models it had reached."""
+    from autoreparam.benchmark.report.tables import failed_list
+
+    fx = Fixture(tmp_path)
+    _full_model(fx, "toy")  # the protocol also names radon_mn, which has no cell
+    collected = collect(tmp_path)
+    assert collected.models == ("toy",) and collected.missing_models == ("radon_mn",)
+    assert "`radon_mn`: no cell" in failed_list(collected)
+    flows = {"toy": _flows(5.0, 1.0, 1.0)}
+    targets = evaluate(oracle_choices(collected), flows, collected.models, collected.missing_models)
+    ahead = next(t for t in targets if t.claim.startswith("auto ahead"))
+    assert [c.model for c in ahead.checks] == ["toy", "radon_mn"]
+    assert ahead.checks[0].verdict == PASS and ahead.verdict == NOT_MEASURED
+
+
+def test_the_oracle_compares_l_over_the_same_seeds(tmp_path):
+    """The grid stops per seed, so one seed may reach an L another never ran: averaged over the seed that
+    did, L = 4 beat the L = 2 that seed 0 preferred too (found in review)."""
+    fx = Fixture(tmp_path)
+    for L, value in ((1, 40), (2, 66), (4, 54)):
+        fx.hmc("toy", "vip", L, 0, [value - 1, value + 1])
+    for L, value in ((1, 20), (2, 30)):
+        fx.hmc("toy", "vip", L, 1, [value - 1, value + 1])
+    choice = oracle_choices(collect(tmp_path))["toy", "vip"]
+    assert choice.num_leapfrog == 2 and choice.estimate.n == 4  # (66 + 30) / 2 = 48 against 40 / 2 + 20 = 30
+
+
+def test_nuts_on_the_multi_start_fit_pays_that_fit_too(tmp_path):
+    """Found in review: NUTS sampled in VIP's multi-start fit, but only the single-start fits were counted."""
+    from autoreparam.benchmark.report.workflows import workflows
+
+    fx = Fixture(tmp_path)
+    fx.vi("toy", 0, {"a": [0.9]})  # 6 s
+    fx.store.save("vi_ms__toy__s0", {**_common("vi_ms", "toy", "vip_ms", 0), "seconds": {"total": 17.0}})
+    fx.timed("nuts", "toy", "nuts_vip_ms", 0, [40, 44], 3.0, 10.0)  # its own cell: 10 s
+    flows = workflows(collect(tmp_path), "toy", None)
+    assert flows["nuts_best"].seconds.mean == pytest.approx(10.0 + 6.0 + 17.0)

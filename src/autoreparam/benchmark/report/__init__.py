@@ -94,7 +94,7 @@ def write_report(
     collected = collect(results_dir)
     choices = oracle_choices(collected)
     flows = {m: workflows(collected, m, choices.get((m, "vip"))) for m in collected.models}
-    targets = evaluate(choices, flows, collected.models)
+    targets = evaluate(choices, flows, collected.models, collected.missing_models)
     drawn, notes = _figures(collected, choices, out / FIGURE_DIR, data_dir)
     reading = Path(reading_path) if reading_path is not None else default_reading_path()
     text = render(collected, choices, flows, targets, drawn, notes, out, command, reading)

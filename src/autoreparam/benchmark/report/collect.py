@@ -66,6 +66,7 @@ class Collected:
     versions: tuple[dict, ...]
     data_notes: dict
     failed: tuple[tuple[str, str], ...]  # (key, reason)
+    missing_models: tuple[str, ...] = ()  # in the protocol, without a single cell (not run yet)
 
     def cells(self, kind: str, model: str | None = None, method: str | None = None, ok: bool = True) -> list[dict]:
         """Records of one kind (optionally one model / method); ``ok`` drops failed cells."""
@@ -112,4 +113,6 @@ def collect(results_dir) -> Collected:
         versions=tuple(versions),
         data_notes=notes,
         failed=failed,
+        # A partial run once reported its targets "on every model" over the models it had reached.
+        missing_models=tuple(m for m in protocol.get("models", []) if m not in ordered),
     )

@@ -104,7 +104,7 @@ def render(
         tables.main_table(collected, choices),
         tables.DISAGREE_NOTE,
         f"Seed-averaged metric at every L (bold: the oracle's pick; {tables.DISAGREE}: some seed's chains disagree there, "
-        "so that L is never picked):",
+        "so that L is picked only when every L is):",
         tables.leapfrog_table(collected, choices),
         "ELBO of the variational fits (mean over seeds):",
         tables.elbo_table(collected),
@@ -113,8 +113,11 @@ def render(
         "for every workflow: warm-up, variational fits and auto's search after its warm-up are paid in the seconds. "
         "ESS per second is the smallest bulk ESS (ArviZ) divided by "
         "every phase's seconds, mean over seeds. Auto and NumPyro's cells time themselves; for our NUTS on the "
-        "best method and our VIP-HMC the seconds are the seed's variational fits (all four) plus the cell's "
-        "phases (VIP-HMC also its compilation); the oracle search over L and methods is not counted.",
+        "best method and our VIP-HMC the seconds are the seed's variational fits (all four; with VIP's "
+        "multi-start fit too where NUTS sampled in it) plus the cell's "
+        "phases (VIP-HMC also its compilation); the oracle search over L and methods is not counted. "
+        "Each workflow's cell starts with nothing compiled in the process and without the persistent "
+        "compilation cache, so its seconds are a user's first call.",
         *peers,
         "## Per second: where the time goes",
         PHASES_NOTE,

@@ -106,7 +106,12 @@ def choose(collected: Collected, model: str, method: str) -> OracleChoice | None
         return None
     means = {L: float(np.mean([cell_mean(r) for r in rs])) for L, rs in sorted(by_leapfrog.items())}
     flagged = frozenset(L for L, rs in by_leapfrog.items() if any(disagrees(r) for r in rs))
-    eligible = [L for L in means if L not in flagged] or list(means)
+    # The grid stops early per seed, so seeds may reach different L: an L that only some seeds ran
+    # would be averaged over those alone, against others averaged over all (found in review).
+    seeds = {r.get("seed") for rs in by_leapfrog.values() for r in rs}
+    complete = [L for L, rs in by_leapfrog.items() if {r.get("seed") for r in rs} == seeds]
+    eligible = ([L for L in complete if L not in flagged] or [L for L in means if L not in flagged]
+                or complete or list(means))
     best = max(eligible, key=lambda L: (means[L], -L))  # ties go to the cheaper L
     cells = sorted(by_leapfrog[best], key=lambda r: r.get("seed", 0))
     estimate = pooled(np.concatenate([per_chain(r) for r in cells]))

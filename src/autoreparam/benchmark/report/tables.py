@@ -15,9 +15,9 @@ from autoreparam.benchmark.report.targets import fmt
 # Marks a cell whose chains disagree (R-hat > 1.01): its per-chain ESS means nothing.
 DISAGREE = "†"
 DISAGREE_NOTE = (
-    f"{DISAGREE}: the chains disagree (max R-hat > 1.01) at every L of the grid, so the paper's per-chain "
-    "metric overstates this method; it is shown, never used as an oracle pick or a \"best fixed\" "
-    "denominator."
+    f"{DISAGREE}: the chains disagree (max R-hat > 1.01) at every L of the grid that ran (the grid stops "
+    "early), so the paper's per-chain metric overstates this method; it is shown at its best L, never used "
+    "as a \"best fixed\" denominator, and a ratio over it is marked the same (a target on it is not measured)."
 )
 
 
@@ -61,7 +61,9 @@ def main_table(collected: Collected, choices: dict) -> str:
                 ratios.append("n/a")
                 continue
             r = ratio(choices[model, method].estimate, best.estimate)
-            ratios.append(f"{fmt(r)} (vs {best.method.upper()})")
+            # A numerator whose chains disagree at every L overstates, as its cell's † says.
+            mark = "" if choices[model, method].agreeing else " †"
+            ratios.append(f"{fmt(r)} (vs {best.method.upper()}){mark}")
         cells = [_method_cell(collected, choices, model, m) for m in HMC_METHODS]
         lines.append(_row([f"`{model}`"] + cells + [_nuts_cell(collected, model)] + ratios))
     return "\n".join(lines)
@@ -134,9 +136,11 @@ def mapping_table(mapping: dict, key: str = "setting") -> str:
 
 
 def failed_list(collected: Collected) -> str:
-    if not collected.failed:
+    missing = [f"- `{m}`: no cell; the protocol names it but it did not run (rerun the benchmark to continue)"
+               for m in collected.missing_models]
+    if not collected.failed and not missing:
         return "No cell failed."
-    return "\n".join(f"- `{key}`: {reason}" for key, reason in collected.failed)
+    return "\n".join(missing + [f"- `{key}`: {reason}" for key, reason in collected.failed])
 
 
 def elbo_table(collected: Collected) -> str:

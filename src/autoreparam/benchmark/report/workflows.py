@@ -67,8 +67,9 @@ def _rate(ess: float, seconds: float) -> float:
     return ess / seconds if math.isfinite(seconds) and seconds > 0 else math.nan
 
 
-def _vi_seconds(collected: Collected, model: str, seed) -> float:
-    cells = [r for r in collected.cells("vi", model) if r.get("seed") == seed]
+def _vi_seconds(collected: Collected, model: str, seed, kind: str = "vi") -> float:
+    """The seconds of the seed's fits: ``vi`` (the four single-start fits) or ``vi_ms`` (VIP's starts)."""
+    cells = [r for r in collected.cells(kind, model) if r.get("seed") == seed]
     return seconds_total(cells[0]) if cells else math.nan
 
 
@@ -101,7 +102,10 @@ def workflows(collected: Collected, model: str, vip_choice: OracleChoice | None)
     nuts = collected.cells("nuts", model)
 
     def nuts_seconds(r):
-        return seconds_total(r) + _vi_seconds(collected, model, r.get("seed"))
+        seconds = seconds_total(r) + _vi_seconds(collected, model, r.get("seed"))
+        if r.get("method") == "nuts_vip_ms":  # it sampled in the multi-start fit, a fit of its own
+            seconds += _vi_seconds(collected, model, r.get("seed"), "vi_ms")
+        return seconds
 
     methods = ", ".join(sorted({str(r.get("method", "?")).removeprefix("nuts_") for r in nuts}))
     out["nuts_best"] = _summarise(
