@@ -174,8 +174,12 @@ def cmd_bench(args) -> int:
             raise ArgumentError(f"{flag}: unknown '{unknown[0]}'; choose from {', '.join(known)}"
                                 + (" or none" if flag == "--peers" else ""))
     # A benchmark times first calls, compilation included, as NumPyro's cells pay it: no persistent
-    # compilation cache from earlier runs, unless the environment asks for one.
+    # compilation cache from earlier runs (ours, or PyTensor's numba cache under nutpie), unless the
+    # environment asks for one.
     os.environ.setdefault("AUTOREPARAM_COMPILATION_CACHE", "0")
+    pytensor_flags = os.environ.get("PYTENSOR_FLAGS", "")
+    if "numba__cache" not in pytensor_flags:
+        os.environ["PYTENSOR_FLAGS"] = ",".join(f for f in (pytensor_flags, "numba__cache=False") if f)
     store = run_benchmark(
         protocol, args.out, data_dir=args.data_dir, quirks=args.quirks, methods=methods, peers=peers,
         extras=listed(args.extras) or (),

@@ -434,3 +434,15 @@ def test_nuts_on_the_multi_start_fit_pays_that_fit_too(tmp_path):
     fx.timed("nuts", "toy", "nuts_vip_ms", 0, [40, 44], 3.0, 10.0)  # its own cell: 10 s
     flows = workflows(collect(tmp_path), "toy", None)
     assert flows["nuts_best"].seconds.mean == pytest.approx(10.0 + 6.0 + 17.0)
+
+
+def test_an_l_that_only_some_seeds_ran_is_never_an_agreeing_pick(tmp_path):
+    """Seed 0 agrees at L = 1 and 2 and stops; seed 1 disagrees there and agrees at 8 and 16 alone. L = 8
+    was picked as agreeing on seed 1's chains only (found in review)."""
+    fx = Fixture(tmp_path)
+    for L in (1, 2):
+        fx.hmc("toy", "vip", L, 0, [30, 32])
+    for L, r_hat in ((1, 1.2), (2, 1.2), (4, 1.2), (8, 1.001), (16, 1.001)):
+        fx.hmc("toy", "vip", L, 1, [50, 52], max_r_hat=r_hat)
+    choice = oracle_choices(collect(tmp_path))["toy", "vip"]
+    assert choice.num_leapfrog in (1, 2) and not choice.agreeing and choice.estimate.n == 4

@@ -203,3 +203,21 @@ def test_each_workflow_cell_starts_with_no_compiled_program(tmp_path, monkeypatc
     runner._run_all(get_protocol("tiny", models=("eight_schools",)), ResultStore(tmp_path), None, False, (),
                     ("numpyro_nuts_cp",), ("nuts", "vip_nuts", "auto"), lambda key: None)
     assert seen == {"nuts_best": 0, "vip_nuts": 0, "auto": 0, "peer": 0}
+
+
+def test_bench_runs_without_persistent_compilation_caches_unless_asked(tmp_path, monkeypatch):
+    """A benchmark times first calls: an earlier run's persistent cache once served auto's compilation."""
+    import os
+
+    from autoreparam import cli
+
+    seen = []
+    monkeypatch.setattr(runner, "run_benchmark", lambda *a, **k: seen.append(
+        (os.environ.get("AUTOREPARAM_COMPILATION_CACHE"), os.environ.get("PYTENSOR_FLAGS"))) or ResultStore(tmp_path))
+    for name in ("AUTOREPARAM_COMPILATION_CACHE", "PYTENSOR_FLAGS"):
+        monkeypatch.delenv(name, raising=False)
+    assert cli.main(["bench", "--protocol", "tiny", "--out", str(tmp_path), "--quiet"]) == 0
+    monkeypatch.setenv("AUTOREPARAM_COMPILATION_CACHE", "1")
+    monkeypatch.setenv("PYTENSOR_FLAGS", "floatX=float32")
+    assert cli.main(["bench", "--protocol", "tiny", "--out", str(tmp_path), "--quiet"]) == 0
+    assert seen == [("0", "numba__cache=False"), ("1", "floatX=float32,numba__cache=False")]

@@ -231,3 +231,38 @@ def test_a_scan_time_series_sees_the_curvature_its_next_step_puts_on_each_elemen
     # s's children are the same densities in both programs.
     np.testing.assert_allclose(_column(scan_graph, "s", "log_abs_curvature"),
                                _column(loop_graph, "s", "log_abs_curvature"), atol=1e-4)
+
+
+def test_an_observation_computed_from_latents_puts_its_curvature_on_them():
+    """``obs=f(z)`` reads z through its value: the probe once held every value fixed, observed ones too
+    (found in review: log |c| of z fell from 9.21 to 0)."""
+    def model(y):
+        z = numpyro.sample("z", dist.Normal(0.0, 1.0).expand([4]).to_event(1))
+        numpyro.sample("total", dist.Normal(0.0, 0.01), obs=z.sum())
+        numpyro.sample("y", dist.Normal(z, 1.0).to_event(1), obs=y)
+
+    graph = model_graph(model, np.zeros(4, np.float32))
+    # d^2/dz_j^2 of -(sum z)^2 / (2 * 0.01^2) - sum (y - z)^2 / 2: 1e4 + 1.
+    np.testing.assert_allclose(_column(graph, "z", "log_abs_curvature"), np.log(1e4 + 1.0), atol=1e-4)
+
+
+def test_an_infinite_derivative_on_one_site_leaves_the_others_probes_exact():
+    """Every site's curvature through one gradient meets another site's infinite derivative as 0 * inf:
+    the probe falls back on one gradient per site (found in review: an exact 0 became NaN, replaced by
+    the centre's value, and a non-finite curvature was blamed on the wrong site)."""
+    def cube_root(y):
+        a = numpyro.sample("a", dist.Normal(0.0, 1.0))
+        b = numpyro.sample("b", dist.Normal(0.0, 1.0))
+        numpyro.sample("y", dist.Normal(a * jnp.cbrt(b + 1.0), 1.0), obs=y)
+
+    graph = model_graph(cube_root, 0.4)
+    # At the low point b = -1, so a's only child no longer reads a: curvature exactly 0 (log floor -30).
+    assert _column(graph, "a", "low_log_abs_curvature") == [-30.0]
+
+    def square_root(y):
+        a = numpyro.sample("a", dist.Normal(0.0, 1.0))
+        x = numpyro.sample("x", dist.Normal(0.0, 1.0))
+        numpyro.sample("y", dist.Normal(a + jnp.sqrt(jnp.abs(x)), 1.0), obs=y)
+
+    with pytest.raises(ModelError, match="site 'x'.*not finite"):
+        model_graph(square_root, 0.0)

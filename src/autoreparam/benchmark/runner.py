@@ -3,8 +3,8 @@
 The workflow cells (our NUTS, VIP then NUTS, ``auto``, and each peer) time what a user pays, so each
 starts with no compiled program in the process: ``auto`` once reused what the VIP-then-NUTS cell
 before it had compiled (eight schools: 0.18 s of compilation instead of 8.4 s; found in review). The
-``bench`` command also runs without the persistent compilation cache unless
-``AUTOREPARAM_COMPILATION_CACHE`` says otherwise.
+``bench`` command also runs without persistent compilation caches (JAX's, PyTensor's numba cache)
+unless ``AUTOREPARAM_COMPILATION_CACHE`` or ``PYTENSOR_FLAGS`` say otherwise.
 """
 
 from __future__ import annotations

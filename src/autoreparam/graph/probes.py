@@ -138,11 +138,13 @@ def _check_centres(latents: list[SiteRecord], points) -> None:
                              "were given: e.g. a mean that does not exist); the probes need one")
 
 
-def _probe_function(model, args, kwargs, latents: list[SiteRecord], key: jax.Array) -> Callable:
+def _probe_function(model, args, kwargs, latents: list[SiteRecord], key: jax.Array,
+                    per_site: bool = False) -> Callable:
     """``coordinates -> per latent (scale, loc, curvature)``, each flattened to the site's elements.
 
     ``key`` draws Hutchinson's probe vectors (large sites); a traced argument, so a new seed reuses
-    the compiled program."""
+    the compiled program. ``per_site``: differentiate each site with the others held constant (one
+    traced gradient per site) instead of all sites through one; see ``_joint_curvatures``."""
     names = [s.name for s in latents]
 
     def run(coords):
@@ -151,31 +153,25 @@ def _probe_function(model, args, kwargs, latents: list[SiteRecord], key: jax.Arr
             return handlers.trace(handlers.seed(handlers.substitute(model, data=values), 0)).get_trace(*args, **kwargs)
 
     def children_log_density(coords):
-        # Every density at fixed values, so that a coordinate enters only through the parameters it sets:
-        # its children's densities (likelihood and child priors), and, within its own site, the priors
-        # of later elements that read it (a ``scan`` time series, x_t ~ N(x_{t-1}, s)). Its own prior
-        # drops out exactly (no parameter of it reads the element itself: a zero tangent, not a
-        # subtraction that would leave 1 / s^2 as roundoff in a curvature that may be exactly 0).
+        # Every density at fixed latent values, so that a coordinate enters only through the parameters
+        # it sets: its children's densities (likelihood and child priors), and, within its own site, the
+        # priors of later elements that read it (a ``scan`` time series, x_t ~ N(x_{t-1}, s)). Its own
+        # prior drops out exactly (no parameter of it reads the element itself: a zero tangent, not a
+        # subtraction that would leave 1 / s^2 as roundoff in a curvature that may be exactly 0). An
+        # observed value stays live: ``obs=f(z)`` puts curvature on z through its value.
         total = 0.0
         for msg in run(coords).values():
             if msg["type"] != "sample":
                 continue
-            log_prob = msg["fn"].log_prob(jax.lax.stop_gradient(msg["value"]))
+            value = msg["value"] if msg.get("is_observed") else jax.lax.stop_gradient(msg["value"])
+            log_prob = msg["fn"].log_prob(value)
             total = total + jnp.sum(log_prob if msg.get("scale") is None else msg["scale"] * log_prob)
         return total
 
-    gradient = jax.grad(children_log_density)
-    # One Hessian-vector product per row: a one-hot element of a site of at most EXACT_DIAGONAL_LIMIT
-    # elements, or one of HUTCHINSON_VECTORS Rademacher vectors of a larger site, zero elsewhere. All
-    # sites' rows go through one traced gradient, so the program grows with the model, not with the
-    # model times its number of sites (an unrolled 100-step series took 149 s to compile per site).
     counts = [1 if s.size <= EXACT_DIAGONAL_LIMIT else HUTCHINSON_VECTORS for s in latents]
-    rows = [s.size if c == 1 else c for s, c in zip(latents, counts)]
-    offsets = np.cumsum([0] + rows)
-    num_rows = int(offsets[-1])
-    padded = -(-num_rows // _HVP_BATCH) * _HVP_BATCH
 
     def site_rows(coords):
+        """Per site its probe vectors: one-hot per element, or Hutchinson's Rademacher vectors."""
         out = []
         for site, count, value in zip(latents, counts, coords):
             if count == 1:
@@ -184,29 +180,62 @@ def _probe_function(model, args, kwargs, latents: list[SiteRecord], key: jax.Arr
                 out.append(jax.random.rademacher(key, (count,) + site.shape).astype(value.dtype))
         return out
 
-    def curvatures(coords):
-        bases = site_rows(coords)
-
-        def tangent(row):
-            return tuple(jnp.where((row >= lo) & (row < hi), basis[jnp.clip(row - lo, 0, hi - lo - 1)], 0.0)
-                         if hi > lo else jnp.zeros(basis.shape[1:], basis.dtype)  # a site of no elements
-                         for basis, lo, hi in zip(bases, offsets[:-1], offsets[1:]))
-
-        def batch(sums, block):
-            vectors = jax.vmap(tangent)(block)
-            products = jax.vmap(lambda v: jax.jvp(gradient, (coords,), (v,))[1])(vectors)
-            return tuple(total + jnp.sum(v * p, axis=0) for total, v, p in zip(sums, vectors, products)), None
-
-        blocks = jnp.arange(padded).reshape(-1, _HVP_BATCH)  # rows past num_rows are zero everywhere
-        sums, _ = jax.lax.scan(batch, tuple(jnp.zeros_like(c) for c in coords), blocks)
-        return [-(total / count).reshape(-1) for total, count in zip(sums, counts)]
+    curvatures = _per_site_curvatures if per_site else _joint_curvatures
 
     def probe(coords):
         trace = run(coords)
-        return [(*_own_scale_and_loc(trace, site), curvature)
-                for site, curvature in zip(latents, curvatures(coords))]
+        diagonals = curvatures(children_log_density, coords, site_rows(coords), counts)
+        return [(*_own_scale_and_loc(trace, site), curvature) for site, curvature in zip(latents, diagonals)]
 
     return probe
+
+
+def _joint_curvatures(log_density: Callable, coords: tuple, bases: list, counts: list) -> list:
+    """Minus the Hessian diagonal of ``log_density`` per site: ``sum_k v_k * H v_k / count`` over the
+    site's rows ``v_k`` (zero on every other site), every row through one traced gradient.
+
+    The compiled program grows with the model, not with the model times its number of sites (an
+    unrolled 100-step walk took 202 s to build its graph with a gradient traced per site, 25 s so). A
+    row's zero tangents on the other sites are real zeros, so an infinite derivative there (sqrt(|x|)
+    at x = 0) makes this site's product NaN: ``probe_elements`` then falls back on the per-site form.
+    """
+    gradient = jax.grad(log_density)
+    offsets = np.cumsum([0] + [basis.shape[0] for basis in bases])
+    num_rows = int(offsets[-1])
+    batch_size = max(1, min(_HVP_BATCH, num_rows))  # a single large site has 8 rows, not 32
+    num_blocks = -(-num_rows // batch_size)
+
+    def tangent(row):
+        return tuple(jnp.where((row >= lo) & (row < hi), basis[jnp.clip(row - lo, 0, hi - lo - 1)], 0.0)
+                     if hi > lo else jnp.zeros(basis.shape[1:], basis.dtype)  # a site of no elements
+                     for basis, lo, hi in zip(bases, offsets[:-1], offsets[1:]))
+
+    def batch(sums, block):
+        vectors = jax.vmap(tangent)(block)
+        products = jax.vmap(lambda v: jax.jvp(gradient, (coords,), (v,))[1])(vectors)
+        return tuple(total + jnp.sum(v * p, axis=0) for total, v, p in zip(sums, vectors, products)), None
+
+    blocks = jnp.arange(num_blocks * batch_size).reshape(num_blocks, batch_size)  # rows past the last: zero
+    sums, _ = jax.lax.scan(batch, tuple(jnp.zeros_like(c) for c in coords), blocks)
+    return [-(total / count).reshape(-1) for total, count in zip(sums, counts)]
+
+
+def _per_site_curvatures(log_density: Callable, coords: tuple, bases: list, counts: list) -> list:
+    """What ``_joint_curvatures`` computes, each site differentiated with the others closed over as
+    constants (their tangents are symbolic zeros, so an infinite derivative elsewhere stays out)."""
+    out = []
+    for index, (basis, count) in enumerate(zip(bases, counts)):
+        def rest(u, index=index):
+            return log_density(coords[:index] + (u,) + coords[index + 1:])
+
+        gradient = jax.grad(rest)
+
+        def hvp(v, gradient=gradient, index=index):
+            return jax.jvp(gradient, (coords[index],), (v,))[1]
+
+        products = jax.lax.map(hvp, basis, batch_size=_HVP_BATCH) if basis.shape[0] else basis
+        out.append(-(jnp.sum(basis * products, axis=0) / count).reshape(-1))
+    return out
 
 
 def _own_scale_and_loc(trace, site: SiteRecord) -> tuple[jax.Array, jax.Array]:
@@ -270,7 +299,8 @@ _PROBE_PROGRAMS: OrderedDict = OrderedDict()
 MAX_PROBE_PROGRAMS = 64
 
 
-def _probe_program(model, args, kwargs, latents: list[SiteRecord], seed: int, given_points: bool = False) -> Callable:
+def _probe_program(model, args, kwargs, latents: list[SiteRecord], seed: int, given_points: bool = False,
+                   per_site: bool = False) -> Callable:
     """``(points=None) -> (points, probes)``, jitted with the data's arrays and the seed's key as arguments
     and kept per process.
 
@@ -286,12 +316,12 @@ def _probe_program(model, args, kwargs, latents: list[SiteRecord], seed: int, gi
     """
     data = ModelData.for_model(model, tuple(args), dict(kwargs))
     layout = tuple((s.name, s.distribution, s.family, s.parameters, s.shape, s.event_dim) for s in latents)
-    key = (model, data.key, layout, given_points)
+    key = (model, data.key, layout, given_points, per_site)
     program = _PROBE_PROGRAMS.get(key)
     if program is None:
         def probes(arrays, points, rng_key):
             bound_args, bound_kwargs = data.rebuild(arrays)
-            probe = jax.vmap(_probe_function(model, bound_args, bound_kwargs, latents, rng_key))
+            probe = jax.vmap(_probe_function(model, bound_args, bound_kwargs, latents, rng_key, per_site))
             if points is None:
                 points = _points(model, bound_args, bound_kwargs, latents)
                 return points, probe(points)
@@ -336,6 +366,13 @@ def probe_elements(model, args, kwargs, latents: list[SiteRecord], seed: int = 0
     program = _probe_program(model, args, kwargs, latents, seed, given_points=points is not None)
     given = None if points is None else _probe_coordinates(latents, points)
     points, results = jax.device_get(program(given))
+    if not all(np.all(np.isfinite(curvature)) for _, _, curvature in results):
+        # The joint gradient's zero tangents meet an infinite derivative on some site (0 * inf): the
+        # per-site form keeps each site's own (found in review: sqrt(|x|) at x = 0 turned another
+        # site's exact 0 into NaN, and its error named that other site).
+        program = _probe_program(model, args, kwargs, latents, seed, given_points=given is not None,
+                                 per_site=True)
+        points, results = jax.device_get(program(given))
     _check_centres(latents, points)
     features = []
     for site, (scale, loc, curvature) in zip(latents, results):

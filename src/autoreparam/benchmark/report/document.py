@@ -116,8 +116,9 @@ def render(
         "best method and our VIP-HMC the seconds are the seed's variational fits (all four; with VIP's "
         "multi-start fit too where NUTS sampled in it) plus the cell's "
         "phases (VIP-HMC also its compilation); the oracle search over L and methods is not counted. "
-        "Each workflow's cell starts with nothing compiled in the process and without the persistent "
-        "compilation cache, so its seconds are a user's first call.",
+        "Each workflow's cell starts with nothing compiled by JAX in the process, and `bench` runs without "
+        "persistent compilation caches (JAX's, and PyTensor's numba cache under nutpie), so its seconds are "
+        "a user's first call; nutpie's cells after the first still find numba warmed up in the process.",
         *peers,
         "## Per second: where the time goes",
         PHASES_NOTE,

@@ -110,15 +110,15 @@ def choose(collected: Collected, model: str, method: str) -> OracleChoice | None
     # would be averaged over those alone, against others averaged over all (found in review).
     seeds = {r.get("seed") for rs in by_leapfrog.values() for r in rs}
     complete = [L for L, rs in by_leapfrog.items() if {r.get("seed") for r in rs} == seeds]
-    eligible = ([L for L in complete if L not in flagged] or [L for L in means if L not in flagged]
-                or complete or list(means))
+    eligible = [L for L in complete if L not in flagged] or complete or list(means)
     best = max(eligible, key=lambda L: (means[L], -L))  # ties go to the cheaper L
     cells = sorted(by_leapfrog[best], key=lambda r: r.get("seed", 0))
     estimate = pooled(np.concatenate([per_chain(r) for r in cells]))
     if not estimate.ok:  # no per-chain values stored: fall back on the cells' own means
         estimate = pooled([cell_mean(r) for r in cells])
     return OracleChoice(
-        model, method, best, estimate, means, tuple(r.get("key", "") for r in cells), best not in flagged, flagged
+        model, method, best, estimate, means, tuple(r.get("key", "") for r in cells),
+        best not in flagged and best in complete, flagged,
     )
 
 
