@@ -199,38 +199,29 @@ def test_probe_points_of_the_wrong_shape_or_missing_name_the_site():
 
 
 def test_a_scan_time_series_sees_the_curvature_its_next_step_puts_on_each_element():
-    """x_t ~ N(x_{t-1}, s) written with ``scan`` is one site whose elements are each other's children:
-    element t's curvature counts x_{t+1}'s prior (1 / s^2) beside its observation, exactly as the
-    unrolled program's scalar sites do (the probe once left out the whole own site; found in review)."""
-    from numpyro.contrib.control_flow import scan
+    """level_t ~ N(level_{t-1}, tau) written with ``scan`` (y_t ~ N(level_t, 1)) is one site whose elements
+    are each other's children: element t's curvature counts level_{t+1}'s prior (1 / tau^2) beside its
+    observation, exactly as the unrolled program's scalar sites do (the probe once left out the whole
+    own site; found in review)."""
+    from autoreparam.reliability.models import random_walk_scan
 
     y = np.array([0.3, -0.2, 0.8, 1.1, 0.4], dtype=np.float32)
 
-    def scanned(y):
-        s = numpyro.sample("s", dist.HalfNormal(1.0))
-
-        def step(previous, y_t):
-            x_t = numpyro.sample("x", dist.Normal(previous, s))
-            numpyro.sample("y", dist.Normal(x_t, 0.5), obs=y_t)
-            return x_t, None
-
-        scan(step, jnp.zeros(()), y)
-
     def unrolled(y):
-        s = numpyro.sample("s", dist.HalfNormal(1.0))
+        tau = numpyro.sample("tau", dist.HalfNormal(1.0))
         previous = jnp.zeros(())
         for t in range(len(y)):
-            previous = numpyro.sample(f"x{t}", dist.Normal(previous, s))
-            numpyro.sample(f"y{t}", dist.Normal(previous, 0.5), obs=y[t])
+            previous = numpyro.sample(f"level{t}", dist.Normal(previous, tau))
+            numpyro.sample(f"y{t}", dist.Normal(previous, 1.0), obs=y[t])
 
-    scan_graph, loop_graph = model_graph(scanned, y), model_graph(unrolled, y)
+    scan_graph, loop_graph = model_graph(random_walk_scan, len(y), y=y), model_graph(unrolled, y)
     for column in ("log_abs_curvature", "low_log_abs_curvature", "high_log_abs_curvature",
                    "log_scale2_curvature"):
-        expected = np.concatenate([_column(loop_graph, f"x{t}", column) for t in range(len(y))])
-        np.testing.assert_allclose(_column(scan_graph, "x", column), expected, atol=1e-4)
-    # s's children are the same densities in both programs.
-    np.testing.assert_allclose(_column(scan_graph, "s", "log_abs_curvature"),
-                               _column(loop_graph, "s", "log_abs_curvature"), atol=1e-4)
+        expected = np.concatenate([_column(loop_graph, f"level{t}", column) for t in range(len(y))])
+        np.testing.assert_allclose(_column(scan_graph, "level", column), expected, atol=1e-4)
+    # tau's children are the same densities in both programs.
+    np.testing.assert_allclose(_column(scan_graph, "tau", "log_abs_curvature"),
+                               _column(loop_graph, "tau", "log_abs_curvature"), atol=1e-4)
 
 
 def test_an_observation_computed_from_latents_puts_its_curvature_on_them():
