@@ -17,7 +17,8 @@ DISAGREE = "†"
 DISAGREE_NOTE = (
     f"{DISAGREE}: the chains disagree (max R-hat > 1.01) at every L of the grid that ran (the grid stops "
     "early), so the paper's per-chain metric overstates this method; it is shown at its best L, never used "
-    "as a \"best fixed\" denominator, and a ratio over it is marked the same (a target on it is not measured)."
+    "as a \"best fixed\" denominator, and a ratio over it is marked the same (a target comparing it with a "
+    "fixed parameterisation whose chains agree fails)."
 )
 
 
