@@ -19,8 +19,8 @@ from autoreparam.benchmark.protocol import EXTRAS, HMC_METHODS, PEERS, Protocol
 from autoreparam.benchmark.store import ResultStore, jsonable
 from autoreparam.benchmark.workspace import Workspace, vi_key
 from autoreparam.errors import ArgumentError
-from autoreparam.mcmc.programs import release_compiled_programs
 from autoreparam.mcmc.oracle import oracle_leapfrog
+from autoreparam.mcmc.programs import release_compiled_programs
 from autoreparam.models import load as load_problem
 from autoreparam.progress import task_bar
 
