@@ -144,3 +144,15 @@ def test_young_dual_averaging_is_not_trusted_above_its_start():
     for _ in range(MIN_SETTLED_UPDATES):
         state = rule.update(state, 1.0)
     assert float(rule.final(state)) == pytest.approx(float(state.log_step_size_avg))
+
+
+def test_stan_schedule_is_blackjaxs_value_for_value():
+    from blackjax.adaptation.staged_adaptation import build_schedule
+
+    from autoreparam.mcmc.warmup import stan_schedule
+
+    for num_warmup in [*range(0, 400), 499, 500, 501, 999, 1000, 1001, 1234, 2000, 5000]:
+        expected = np.asarray(build_schedule(num_warmup), dtype=np.int32).reshape(num_warmup, 2)
+        got = stan_schedule(num_warmup)
+        assert got.dtype == np.int32 and got.shape == (num_warmup, 2)
+        np.testing.assert_array_equal(got, expected, err_msg=f"num_warmup={num_warmup}")

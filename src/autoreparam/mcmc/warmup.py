@@ -4,8 +4,8 @@ BlackJAX's ``window_adaptation`` tunes one kernel. iHMC cycles through several s
 with its own step size and diagonal mass matrix, so each space gets its own copy of the same scheme,
 fed with the positions and acceptance rates of its own half-steps. The scheme is Stan's (Stan
 Reference Manual, "HMC algorithm parameters"; Hoffman & Gelman 2014, Section 3.2.1), built from
-BlackJAX's public pieces: ``build_schedule`` (a fast window, doubling slow windows, a fast window),
-``dual_averaging_adaptation`` (step size, towards a target *mean* acceptance) and
+BlackJAX's public pieces: Stan's window schedule (``stan_schedule``, BlackJAX's ``build_schedule``
+in NumPy), ``dual_averaging_adaptation`` (step size, towards a target *mean* acceptance) and
 ``mass_matrix_adaptation`` (Welford variances, regularised, recomputed at the end of each slow
 window, when the step size restarts from the window's average).
 
@@ -23,8 +23,8 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from blackjax.adaptation.mass_matrix import mass_matrix_adaptation
-from blackjax.adaptation.staged_adaptation import build_schedule
 from blackjax.adaptation.step_size import dual_averaging_adaptation
 
 from autoreparam.mcmc.step_size import settled_log_step_size
@@ -39,9 +39,46 @@ class WindowState(NamedTuple):
     inverse_mass: jax.Array  # (dim,)
 
 
+# Stan's default window sizes (Stan Reference Manual, "Automatic parameter tuning"), as BlackJAX's.
+INITIAL_BUFFER, FIRST_WINDOW, FINAL_BUFFER = 75, 25, 50
+
+
+def stan_schedule(num_warmup: int) -> np.ndarray:
+    """``(num_warmup, 2)`` int32 array of (stage: 0 fast / 1 slow, end of a slow window), Stan's layout.
+
+    Stan Reference Manual, "Automatic parameter tuning": a fast window of 75 transitions, slow
+    windows of 25, 50, 100, ... (the last one stretched to the final buffer when the next would not
+    fit twice), and a fast window of 50; under 20 transitions every one is fast, and a warm-up
+    shorter than the three windows scales them to 15%, the rest and 10%. This is BlackJAX's
+    ``build_schedule`` value for value (``tests/mcmc/test_warmup.py`` compares them), written with
+    NumPy: BlackJAX builds a Python list of pairs and converts it with ``jnp.array``, which took 0.17
+    to 0.19 s per call, at every warm-up and re-adaptation (a fifth of a repeated ``auto`` call on
+    radon MN, measured with cProfile).
+    """
+    num_warmup = int(num_warmup)
+    stages = np.zeros((num_warmup, 2), dtype=np.int32)
+    if num_warmup < 20:
+        return stages
+    initial, first, final = INITIAL_BUFFER, FIRST_WINDOW, FINAL_BUFFER
+    if initial + first + final > num_warmup:
+        initial, final = int(0.15 * num_warmup), int(0.1 * num_warmup)
+        first = num_warmup - initial - final
+    final_start = num_warmup - final
+    start, size = initial, first
+    while start < final_start:
+        if 3 * size <= final_start - start:
+            following = 2 * size
+        else:
+            size = following = final_start - start
+        stages[start:start + size, 0] = 1
+        stages[start + size - 1, 1] = 1
+        start, size = start + size, following
+    return stages
+
+
 def schedule(num_warmup: int) -> jax.Array:
-    """``(num_warmup, 2)`` array of (stage: 0 fast / 1 slow, end of a slow window), Stan's layout."""
-    return jnp.asarray(build_schedule(num_warmup), dtype=jnp.int32).reshape(num_warmup, 2)
+    """``stan_schedule`` as a JAX array (the HMC samplers scan over it)."""
+    return jnp.asarray(stan_schedule(num_warmup))
 
 
 def window_adaptation(target_accept: float, pool_variances=None):
