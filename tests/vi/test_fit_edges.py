@@ -71,3 +71,15 @@ def test_a_fit_does_not_depend_on_the_other_fits_of_its_batch():
     beside = _fit(coords, {"cp": cp, "ncp": ncp})["ncp"]
     np.testing.assert_allclose(alone.loc, beside.loc, rtol=1e-6)
     np.testing.assert_allclose(alone.elbo, beside.elbo, rtol=1e-6)  # vmapped over another batch: float order
+
+
+def test_one_skipped_step_in_the_selection_window_does_not_lose_the_selection():
+    from autoreparam.vi.engine import window_score
+
+    window = jnp.full(32, -10.0)
+    one_skipped = window.at[5].set(-jnp.inf)
+    assert float(window_score(one_skipped)) == -10.0  # was -inf: the best learning rate lost for one draw
+    assert float(window_score(window.at[3].set(jnp.nan))) == -10.0
+    mostly_skipped = jnp.where(jnp.arange(32) < 17, -jnp.inf, -10.0)
+    assert float(window_score(mostly_skipped)) == -np.inf  # not converging: it still loses
+    assert float(window_score(jnp.full(32, -jnp.inf))) == -np.inf

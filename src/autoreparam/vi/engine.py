@@ -95,6 +95,20 @@ def _run_keys(key, ids):
     return jax.vmap(jax.random.fold_in, in_axes=(None, 0))(key, ids)
 
 
+def window_score(window: jax.Array) -> jax.Array:
+    """The mean of the finite ELBO estimates of the last steps (the selection criterion between
+    learning rates), or -inf when fewer than half are finite.
+
+    A step whose estimate is not finite is skipped (``build_fit_program``); a window holding one such
+    step once scored -inf, so the run with the best learning rate lost the selection for one extreme
+    Monte Carlo draw. A run that skips most of its last steps is not converging and still loses.
+    """
+    finite = jnp.isfinite(window)
+    count = jnp.sum(finite)
+    mean = jnp.sum(jnp.where(finite, window, 0.0)) / jnp.maximum(count, 1)
+    return jnp.where(2 * count >= window.shape[0], mean, -jnp.inf)
+
+
 def build_fit_program(coords: Coordinates, config: VIConfig, tied: bool, report=None):
     """A function ``(data, runs, keys) -> per-run outputs`` that fits every run; compile it once.
 
@@ -139,8 +153,7 @@ def build_fit_program(coords: Coordinates, config: VIConfig, tied: bool, report=
 
         key, final_key = jax.random.split(key)
         (params, _, _), (trace, finite) = jax.lax.scan(step, (params, opt_state, key), jnp.arange(config.num_steps))
-        window = trace[-config.select_window :]
-        window_mean = jnp.where(jnp.all(jnp.isfinite(window)), jnp.mean(window), -jnp.inf)
+        window_mean = window_score(trace[-config.select_window :])
         centring = _centring(params.logit, run, tied)
         elbo, elbo_se = _final_elbo(log_density_at(params.logit), params.q, final_key, config)
         return dict(
