@@ -487,3 +487,27 @@ def test_initial_values_found_inside_auto_count_as_analysis(monkeypatch):
 
     result = _auto(not_at_zero, num_warmup=100, num_samples=100)
     assert result.timing["analysis"] >= 0.3
+
+
+def test_diagnostics_are_a_phase_of_the_call(monkeypatch):
+    """The ESS and R-hat that score auto's pilots, and the result's own diagnostics, are timed as the
+    "diagnostics" phase, inside "total" (0.1 to 0.3 s a call fell into no phase before)."""
+    import sys
+    import time
+
+    import autoreparam.auto as auto_module
+
+    infer_module = sys.modules["autoreparam.infer"]  # the package's ``infer`` is the function
+
+    def slowed(real):
+        def slow(*args, **kwargs):
+            time.sleep(0.3)
+            return real(*args, **kwargs)
+        return slow
+
+    monkeypatch.setattr(auto_module, "score", slowed(auto_module.score))
+    monkeypatch.setattr(infer_module, "compute_diagnostics", slowed(infer_module.compute_diagnostics))
+    result = _auto(eight_schools, SIGMA, y=Y, num_warmup=100, num_samples=100)
+    assert result.timing["diagnostics"] >= 0.6  # at least one pilot's score and the result's diagnostics
+    phases = sum(v for k, v in result.timing.items() if k not in ("total", "variational_compile"))
+    assert phases <= result.timing["total"]

@@ -268,14 +268,17 @@ def infer(
         # silently turns the posterior into the prior. Say so where the user reads the decision.
         decision += (" The model has no observed site, so these draws are its prior; if it should be "
                      "conditioned on data, pass them (e.g. y=... for numpyro.sample('y', ..., obs=y)).")
-    timing["total"] = time.perf_counter() - started
     gradients["total"] = sum(gradients.values())
     if bar is not None:
         bar.close()
+    diagnosing = time.perf_counter()
     samples = coords.split_original(chains.draws)
     rewritable = bool(select_sites(structure, "all").sites)  # for the advice on a flagged run
     diagnostics = compute_diagnostics(samples, chains, oracle, labels, method, rewritable, coords.without_density,
                                       standard)
+    # The result's ESS, R-hat and health check are a phase of the call too (with auto's pilot scores).
+    timing["diagnostics"] = timing.get("diagnostics", 0.0) + time.perf_counter() - diagnosing
+    timing["total"] = time.perf_counter() - started
     if not diagnostics.health.trustworthy:
         warnings.warn(
             "autoreparam.infer: the result is not trustworthy: " + " ".join(diagnostics.health.warnings)

@@ -52,3 +52,26 @@ def test_an_unknown_adaptation_or_a_jitter_outside_0_1_is_refused_by_name():
         NUTSConfig(adaptation="shared")
     with pytest.raises(ArgumentError, match="step_jitter must lie in"):
         NUTSConfig(step_jitter=1.0)
+
+
+def test_the_programs_that_start_chains_count_as_compilation_once(gaussian_coords):
+    """Starting chains and restarting their adaptation are small compiled programs (0.2 to 0.3 s on a
+    process's first call); their seconds reach the phases (``setup_seconds``) instead of none."""
+    from autoreparam.mcmc.programs import PROGRAMS
+    from autoreparam.mcmc.segments import SegmentSampler
+
+    PROGRAMS.clear()
+    config = NUTSConfig(num_warmup=20, num_samples=20)
+    sampler = SegmentSampler(gaussian_coords, config, 10)
+    x = np.zeros((3, gaussian_coords.dim), np.float32)
+    chains = sampler.start(x, np.ones(gaussian_coords.dim), 1.0, seed=0)
+    first = sampler.setup_seconds["compile"]
+    assert first > 0.0 and sampler.num_compilations == 1
+    chains = sampler.restart_adaptation(chains)
+    sampler.restart_adaptation(chains, np.ones(gaussian_coords.dim))  # the same program, given a metric
+    assert sampler.num_compilations == 2
+    sampler.start(x + 1.0, np.ones(gaussian_coords.dim), 0.5, seed=1)
+    assert sampler.num_compilations == 2 and sampler.setup_seconds["run"] > 0.0
+    result = NUTSSampler(gaussian_coords, config).run(Parameterisation.centred(gaussian_coords.plan),
+                                                      np.ones(gaussian_coords.dim), x, seed=0)
+    assert result.seconds["compile"] > 0.0  # the segment program; the start program was compiled above

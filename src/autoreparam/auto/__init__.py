@@ -122,7 +122,10 @@ class _Run:
         self.vi_config = vi_config  # of a rescue's fit (``auto.rescue``); None: its light default
         self.sampler = SegmentSampler(coords, config, segment_length(config))
         self.rule = RuleLambda(coords, seed)
-        self.timing = {"compile": 0.0, "lambda": 0.0, "warmup": 0.0, "pilots": 0.0, "sampling": 0.0}
+        # "diagnostics": the ESS and R-hat that judge pilots and draws (``auto.pilot.score``,
+        # ``auto.run_on.shortfall``): 0.1 to 0.3 s a call that no phase claimed (issue 9: every phase).
+        self.timing = {"compile": 0.0, "lambda": 0.0, "warmup": 0.0, "pilots": 0.0, "sampling": 0.0,
+                       "diagnostics": 0.0}
         self.gradients = {"warmup": 0, "pilots": 0, "sampling": 0}  # every chain's, every transition run
         self.notes: list[str] = []
         self.other_compilations = 0  # programs compiled outside the sampler and the rule (the climb's)
@@ -153,6 +156,14 @@ class _Run:
         if not parts:  # nothing left to run in this phase (e.g. the pilot already gave every draw)
             parts.append(no_draws(int(np.shape(chains.positions)[0]), self.coords.original_dim))
         return chains, join(parts), reason
+
+    def diagnosed(self, fn, *args):
+        """``fn(*args)``, its seconds counted as the "diagnostics" phase."""
+        started = time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            self.timing["diagnostics"] += time.perf_counter() - started
 
     def lambda_at(self, flat_points) -> Parameterisation:
         return self._timed(self.rule.lambda_at, flat_points)
@@ -297,6 +308,9 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
             run, label, param, chains, draws, target, config.num_samples, {s.label for s in scores},
             over_line(standard, draws.draws.shape[0]), standard.max_r_hat, 1 if draws is before_run_on else 2)
         standard = standard if label == kept else None  # other draws: their diagnostics are computed afresh
+    # The small programs that started the chains and restarted their adaptation (``SegmentSampler.setup_seconds``).
+    run.timing["compile"] += run.sampler.setup_seconds["compile"]
+    run.timing["warmup"] += run.sampler.setup_seconds["run"]
     seconds = {"compile": run.timing["compile"], "warmup": run.timing["warmup"], "sampling": run.timing["sampling"]}
     result = chain_result(warm, draws, chains, seconds)
     reason = _reason(label, param, scores, run.notes)
@@ -376,7 +390,7 @@ def _pilot(run: _Run, label, param, chains, length, surplus, target=None):
         draws = join([surplus, draws])
     gradients = float(np.sum(draws.steps))
     seconds = time.perf_counter() - start
-    return chains, draws, score(label, run.coords, draws, gradients, seconds)
+    return chains, draws, run.diagnosed(score, label, run.coords, draws, gradients, seconds)
 
 
 def _alternative(run: _Run, label, param, source, chains, length, best: PilotScore):
@@ -404,7 +418,7 @@ def _alternative(run: _Run, label, param, source, chains, length, best: PilotSco
     if why is not None:
         run.notes.append(f"{label.upper()} {why}")
         return None
-    scored = score(label, run.coords, pilot, cost["gradients"], time.perf_counter() - start)
+    scored = run.diagnosed(score, label, run.coords, pilot, cost["gradients"], time.perf_counter() - start)
     return label, param, trial, pilot, scored
 
 

@@ -40,7 +40,7 @@ def shortfall(run, draws: SegmentDraws) -> tuple[float, float, StandardDiagnosti
     computing them again: 0.10 s at 108 elements, 0.29 s at 400 for 4 x 1000 draws,
     benchmarks/results/diagnostics_speed.json)."""
     views = diagnostic_views(run.coords.split_original(draws.draws), run.coords.without_density)
-    standard = standard_diagnostics(views.standard)
+    standard = run.diagnosed(standard_diagnostics, views.standard)
     return over_line(standard, draws.draws.shape[0]), standard.max_r_hat, standard
 
 

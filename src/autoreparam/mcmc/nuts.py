@@ -84,6 +84,7 @@ class NUTSSampler:
         (``segments.metric_bound``).
         """
         config = self.config
+        before = dict(self.segments.setup_seconds)
         chains = self.segments.start(init_positions, inverse_mass, 1.0, seed)
         chains, warm, warm_seconds = self.segments.run(param, chains, warmup_codes(config.num_warmup),
                                                        progress=progress, metric_from_gradient=metric_from_gradient)
@@ -92,9 +93,10 @@ class NUTSSampler:
         warm = SegmentDraws(*(a[:, : config.num_warmup] for a in warm))
         wanted = max(0, config.num_samples - surplus.draws.shape[1])
         chains, draws, sample_seconds = self.segments.run(param, chains, sample_codes(wanted), progress=progress)
+        setup = {k: v - before[k] for k, v in self.segments.setup_seconds.items()}  # starting the chains
         seconds = {
-            "compile": warm_seconds["compile"] + sample_seconds["compile"],
-            "warmup": warm_seconds["run"],
+            "compile": warm_seconds["compile"] + sample_seconds["compile"] + setup["compile"],
+            "warmup": warm_seconds["run"] + setup["run"],
             "sampling": sample_seconds["run"],
         }
         return chain_result(warm, join([surplus, draws], config.num_samples), chains, seconds)

@@ -38,14 +38,13 @@ import blackjax.mcmc.nuts as bj_nuts
 import jax
 import jax.numpy as jnp
 import numpy as np
-from blackjax.adaptation.staged_adaptation import build_schedule
 
 from autoreparam.coordinates import Coordinates
 from autoreparam.mcmc.config import NUTSConfig
 from autoreparam.mcmc.programs import PROGRAMS
 from autoreparam.mcmc.sharding import chain_axes, run_sharded, shard_chains
 from autoreparam.mcmc.spaces import flat_log_density, position_map
-from autoreparam.mcmc.warmup import WindowState, window_adaptation
+from autoreparam.mcmc.warmup import WindowState, stan_schedule, window_adaptation
 from autoreparam.reparam.parameterisation import Parameterisation
 
 SAMPLE, FAST, SLOW, WINDOW_END, FINAL = -1, 0, 1, 2, 3
@@ -68,7 +67,7 @@ class SegmentDraws(NamedTuple):
 
 def warmup_codes(num_warmup: int) -> np.ndarray:
     """Stan's schedule (fast window, doubling slow windows, fast window) as stage codes."""
-    stages = np.asarray(build_schedule(num_warmup), dtype=np.int32).reshape(num_warmup, 2)
+    stages = stan_schedule(num_warmup)
     codes = np.where(stages[:, 0] == 0, FAST, np.where(stages[:, 1] == 1, WINDOW_END, SLOW)).astype(np.int32)
     codes[-1] = FINAL
     return codes
@@ -171,22 +170,24 @@ def _update(adapt_update, adapt_final, pool_step: bool, axes=CHAINS):
     return update
 
 
-@jax.jit
 def _fresh_chains(positions, inverse_mass, step_size, key):
     """Chains at ``positions`` with a fresh window adaptation and a key each, as one small compiled
-    program: run op by op, its dozen operations compiled one by one on a process's first call
-    (0.49 to 0.56 s, against 0.24 to 0.32 s so)."""
+    program (``PROGRAMS``): run op by op, its dozen operations compiled one by one on a process's
+    first call (0.49 to 0.56 s, against 0.24 to 0.32 s so)."""
     num_chains = positions.shape[0]
-    adapt = _fresh_adaptation(inverse_mass, step_size, positions.shape)
+    adapt = _fresh_adaptation(inverse_mass, step_size, positions.shape[0])
     return positions, adapt, jax.random.split(key, num_chains)
 
 
-@partial(jax.jit, static_argnums=2)
-def _fresh_adaptation(inverse_mass, step_size, shape) -> WindowState:
-    num_chains, dim = shape
-    imm = jnp.broadcast_to(inverse_mass, (num_chains, dim))
+def _fresh_adaptation(inverse_mass, step_size, num_chains: int) -> WindowState:
+    imm = jnp.broadcast_to(inverse_mass, (num_chains, inverse_mass.shape[-1]))
     steps = jnp.broadcast_to(step_size, (num_chains,)).astype(imm.dtype)
     return jax.vmap(window_adaptation(BUILT_TARGET)[0])(imm, steps)
+
+
+def _restarted_adaptation(inverse_mass, step_size):
+    """A fresh window adaptation per chain from each chain's inverse mass (chains, dim) and step size."""
+    return _fresh_adaptation(inverse_mass, step_size, inverse_mass.shape[0])
 
 
 class SegmentSampler:
@@ -196,6 +197,9 @@ class SegmentSampler:
         self.coords, self.config = coords, config
         self.segment_length = int(segment_length)
         self.num_compilations = 0
+        # Seconds of the small programs that start chains and restart their adaptation (compiled on a
+        # process's first call, 0.2 to 0.3 s, which no phase claimed): callers add them to their phases.
+        self.setup_seconds = {"compile": 0.0, "run": 0.0}
         self._key = ("nuts_segment", coords.program_key, config.max_num_doublings, config.adaptation,
                      config.step_jitter, self.segment_length)
 
@@ -273,15 +277,26 @@ class SegmentSampler:
         """Chains at ``positions`` (chains, dim) with a fresh adaptation seeded by ``inverse_mass``."""
         positions = jnp.asarray(positions)
         num_chains = positions.shape[0]
-        chains = _fresh_chains(positions, jnp.asarray(inverse_mass, dtype=positions.dtype),
-                               jnp.asarray(step_size, dtype=positions.dtype), jax.random.PRNGKey(seed))
+        args = (positions, jnp.asarray(inverse_mass, dtype=positions.dtype), jnp.asarray(step_size, dtype=positions.dtype),
+                jax.random.PRNGKey(seed))
+        chains = self._setup(("nuts_fresh_chains",), lambda: _fresh_chains, args)
         return Chains(*shard_chains(tuple(chains), num_chains))
+
+    def _setup(self, key, build, args):
+        out, compile_seconds, run_seconds = PROGRAMS(key, build, args)
+        self.num_compilations += compile_seconds > 0
+        self.setup_seconds["compile"] += compile_seconds
+        self.setup_seconds["run"] += run_seconds
+        return out
 
     def restart_adaptation(self, chains: Chains, inverse_mass=None) -> Chains:
         """Fresh dual averaging from each chain's step size (e.g. after moving to a new parameterisation)."""
+        num_chains, dim = chains.positions.shape
         imm = chains.adapt.inverse_mass if inverse_mass is None else jnp.asarray(inverse_mass,
                                                                                  dtype=chains.positions.dtype)
-        adapt = _fresh_adaptation(imm, chains.adapt.step_size, chains.positions.shape)
+        imm = jnp.broadcast_to(imm, (num_chains, dim))
+        adapt = self._setup(("nuts_restarted_adaptation",), lambda: _restarted_adaptation,
+                            (imm, chains.adapt.step_size))
         # Placed across devices as ``start`` places the chains: the fresh state came back replicated,
         # and the program compiled for sharded chains refused it (every ``auto`` run on a host with
         # more than one device; found in review).
