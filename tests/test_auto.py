@@ -125,7 +125,9 @@ def test_a_pilot_with_a_noisy_r_hat_runs_on_before_other_candidates_are_tried(mo
     n_per_group = np.array([0, 1, 4, 20, 100])
     y = jnp.asarray(np.random.default_rng(0).normal(1.0, 1.0, n_per_group.sum()), dtype=jnp.float32)
     result = _auto(groups, y, n_per_group, 1.0)
-    assert lengths == [pilot_length(400, 50), 2 * pilot_length(400, 50)]
+    # Then, where that pilot is healthy, the probe at a shorter step (``auto.step_probe``), as long as a pilot.
+    assert lengths[:2] == [pilot_length(400, 50), 2 * pilot_length(400, 50)]
+    assert lengths[2:] in ([], [pilot_length(400, 50)])
     assert "R-hat 1.070 and ran on for a pilot twice as long" in result.decision
     assert "CP and NCP tried too" not in result.decision and result.method == "auto -> rule"
     # Every gradient is counted once: the kept pilot's draws and the rest are the result's draws.

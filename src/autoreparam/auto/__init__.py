@@ -22,6 +22,8 @@ still diverge after that, CP and NCP are tried too, each from the rule's chains 
 coordinates with a short re-adaptation and its own pilot, and the best ESS per gradient among the
 usable pilots wins (``PilotScore.usable``: a short pilot's R-hat is too noisy to rank by); a candidate
 is abandoned as soon as its gradients per transition prove it cannot beat a usable pilot (``E_MAX``).
+A healthy winner then draws a second pilot at a shorter step size and keeps it if it draws clearly
+more per gradient (``auto.step_probe``: NUTS's efficiency jumps with the step size).
 Draws with any divergence are drawn again at a higher acceptance, and then, if they still diverge,
 in CP or NCP, and kept if they are better (``auto.redraw``); clean draws a little short of the
 health check's ESS or R-hat run on for as many again, every second kept (``auto.run_on``), and if
@@ -47,6 +49,7 @@ from autoreparam.auto.rescue import FROZEN_STEP, fitted_start, froze
 from autoreparam.auto.rule_lambda import RuleLambda
 from autoreparam.auto.run_on import over_line, run_on_if_short
 from autoreparam.auto.start import RESOLVABLE, climb_to_resolvable, unresolvable
+from autoreparam.auto.step_probe import probe_shorter_step
 from autoreparam.coordinates import Coordinates
 from autoreparam.diagnostics.standard import StandardDiagnostics
 from autoreparam.initial import ORIGIN, initial_values
@@ -294,6 +297,9 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
                     winner = trial
                     target = None  # the alternative adapted at the default acceptance
     label, param, chains, pilot, best = winner
+    chains, pilot, probed = probe_shorter_step(run, _pilot, label, param, chains, pilot, best, pilot_draws, target)
+    if probed is not None:
+        scores.append(probed)
     remaining = max(0, config.num_samples - pilot.draws.shape[1])
     chains, rest, _ = run.segments("sampling", param, chains, sample_codes(remaining), target=target)
     draws = join([pilot, rest], config.num_samples)
