@@ -177,6 +177,11 @@ def cmd_bench(args) -> int:
     # compilation cache from earlier runs (ours, or PyTensor's numba cache under nutpie), unless the
     # environment asks for one.
     os.environ.setdefault("AUTOREPARAM_COMPILATION_CACHE", "0")
+    from autoreparam import compilation_cache
+
+    if compilation_cache.switched_off():
+        # JAX's own cache too: a user's JAX_COMPILATION_CACHE_DIR still served the cells (found in review).
+        compilation_cache.disable_every_persistent_cache()
     pytensor_flags = os.environ.get("PYTENSOR_FLAGS", "")
     if "numba__cache" not in pytensor_flags:
         os.environ["PYTENSOR_FLAGS"] = ",".join(f for f in (pytensor_flags, "numba__cache=False") if f)

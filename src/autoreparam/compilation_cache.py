@@ -38,13 +38,26 @@ def disable() -> None:
     _STATE.update(decided=True, enabled=False)
 
 
+def switched_off() -> bool:
+    """Whether ``AUTOREPARAM_COMPILATION_CACHE`` says off."""
+    return os.environ.get("AUTOREPARAM_COMPILATION_CACHE", "1").strip().lower() in OFF_VALUES
+
+
+def disable_every_persistent_cache() -> None:
+    """No persistent compilation cache in this process, ours or one the user gave JAX
+    (``JAX_COMPILATION_CACHE_DIR``, ``jax_compilation_cache_dir``): for timing first calls, where an
+    earlier run's executables on disk would be read instead of compiled (``autoreparam bench``)."""
+    disable()
+    jax.config.update("jax_enable_compilation_cache", False)
+
+
 def ensure() -> bool:
     """Enable the cache once per process, unless switched off; returns whether it is on."""
     if _STATE["decided"]:
         return _STATE["enabled"]
     _STATE["decided"] = True
     switch = os.environ.get("AUTOREPARAM_COMPILATION_CACHE", "1").strip().lower()
-    if switch in OFF_VALUES:
+    if switched_off():
         return False
     if switch not in ON_VALUES:
         # "disable" and "none" once left the cache on without a word (found in review).

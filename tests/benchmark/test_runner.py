@@ -221,3 +221,21 @@ def test_bench_runs_without_persistent_compilation_caches_unless_asked(tmp_path,
     monkeypatch.setenv("PYTENSOR_FLAGS", "floatX=float32")
     assert cli.main(["bench", "--protocol", "tiny", "--out", str(tmp_path), "--quiet"]) == 0
     assert seen == [("0", "numba__cache=False"), ("1", "floatX=float32,numba__cache=False")]
+
+
+def test_bench_switches_off_a_cache_the_user_gave_jax(tmp_path, monkeypatch):
+    """A user's JAX_COMPILATION_CACHE_DIR still served bench's first calls (found in review)."""
+    import jax
+
+    from autoreparam import cli, compilation_cache
+
+    monkeypatch.setattr(runner, "run_benchmark", lambda *a, **k: ResultStore(tmp_path))
+    monkeypatch.delenv("AUTOREPARAM_COMPILATION_CACHE", raising=False)
+    monkeypatch.setitem(compilation_cache._STATE, "decided", False)
+    jax.config.update("jax_enable_compilation_cache", True)
+    try:
+        assert cli.main(["bench", "--protocol", "tiny", "--out", str(tmp_path), "--quiet"]) == 0
+        assert jax.config.jax_enable_compilation_cache is False and compilation_cache.ensure() is False
+    finally:
+        jax.config.update("jax_enable_compilation_cache", True)
+        compilation_cache._STATE.update(decided=False, enabled=False)
