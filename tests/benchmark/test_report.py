@@ -414,6 +414,23 @@ def test_a_model_of_the_protocol_without_cells_is_named_and_measured_nowhere(tmp
     assert ahead.checks[0].verdict == PASS and ahead.verdict == NOT_MEASURED
 
 
+def test_every_pass_s_models_and_a_model_short_of_seeds_are_named(tmp_path):
+    """Found in review: only the first record's protocol was read (a second pass's models went unnamed),
+    and a model that ran only some of the seeds was not flagged."""
+    from autoreparam.benchmark.report.tables import failed_list
+
+    fx = Fixture(tmp_path)
+    _full_model(fx, "toy")
+    _full_model(fx, "other", seeds=(0,))
+    second = {**PROTOCOL, "models": ["toy", "other", "third"]}
+    fx.store.save("vi__other__s0", {**fx.store.load("vi__other__s0"), "protocol": second})
+    collected = collect(tmp_path)
+    assert "third" in collected.missing_models
+    assert ("other", (1,)) in collected.missing_seeds and not any(m == "toy" for m, _ in collected.missing_seeds)
+    text = failed_list(collected)
+    assert "`third`: no cell" in text and "`other`: no cell for seed 1" in text
+
+
 def test_the_oracle_compares_l_over_the_same_seeds(tmp_path):
     """The grid stops per seed, so one seed may reach an L another never ran: averaged over the seed that
     did, L = 4 beat the L = 2 that seed 0 preferred too (found in review)."""

@@ -67,6 +67,7 @@ class Collected:
     data_notes: dict
     failed: tuple[tuple[str, str], ...]  # (key, reason)
     missing_models: tuple[str, ...] = ()  # in the protocol, without a single cell (not run yet)
+    missing_seeds: tuple[tuple[str, tuple], ...] = ()  # (model, seeds of the protocol it has no cell for)
 
     def cells(self, kind: str, model: str | None = None, method: str | None = None, ok: bool = True) -> list[dict]:
         """Records of one kind (optionally one model / method); ``ok`` drops failed cells."""
@@ -91,8 +92,13 @@ def collect(results_dir) -> Collected:
     """Read every cell under ``results_dir``; models in the protocol's order, then any others."""
     store = ResultStore(results_dir)
     records = tuple(store.records())
-    protocol = next((r["protocol"] for r in records if isinstance(r.get("protocol"), dict)), {})
-    ordered = [m for m in protocol.get("models", []) if any(r.get("model") == m for r in records)]
+    protocols = [r["protocol"] for r in records if isinstance(r.get("protocol"), dict)]
+    protocol = protocols[0] if protocols else {}
+    # Passes into one folder may name other models and seeds (``runner.ADDITIVE_FIELDS``): what was planned
+    # is every pass's, not the first record's alone (a second pass's models went unnamed; found in review).
+    planned = list(dict.fromkeys(m for p in protocols for m in p.get("models", [])))
+    planned_seeds = sorted({s for p in protocols for s in p.get("seeds", [])})
+    ordered = [m for m in planned if any(r.get("model") == m for r in records)]
     others = sorted({r["model"] for r in records if r.get("model") and r["model"] not in ordered})
     versions = []
     for r in records:
@@ -114,5 +120,18 @@ def collect(results_dir) -> Collected:
         data_notes=notes,
         failed=failed,
         # A partial run once reported its targets "on every model" over the models it had reached.
-        missing_models=tuple(m for m in protocol.get("models", []) if m not in ordered),
+        missing_models=tuple(m for m in planned if m not in ordered),
+        missing_seeds=_missing_seeds(records, ordered, planned_seeds),
     )
+
+
+def _missing_seeds(records, models, seeds) -> tuple[tuple[str, tuple], ...]:
+    """Models with cells for only some of the planned seeds: their means are over fewer seeds than the
+    others' (a stopped run), which the report must say."""
+    missing = []
+    for model in models:
+        ran = {r.get("seed") for r in records if r.get("model") == model}
+        absent = tuple(s for s in seeds if s not in ran)
+        if absent:
+            missing.append((model, absent))
+    return tuple(missing)

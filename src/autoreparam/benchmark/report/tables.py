@@ -139,6 +139,8 @@ def mapping_table(mapping: dict, key: str = "setting") -> str:
 def failed_list(collected: Collected) -> str:
     missing = [f"- `{m}`: no cell; the protocol names it but it did not run (rerun the benchmark to continue)"
                for m in collected.missing_models]
+    missing += [f"- `{m}`: no cell for seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}; its numbers "
+                "are over the other seeds (rerun the benchmark to continue)" for m, seeds in collected.missing_seeds]
     if not collected.failed and not missing:
         return "No cell failed."
     return "\n".join(missing + [f"- `{key}`: {reason}" for key, reason in collected.failed])
