@@ -33,6 +33,21 @@ def test_a_folder_refuses_another_protocol_or_network(tmp_path):
     assert json.loads((tmp_path / "protocol.json").read_text()) == record  # nothing rewritten
 
 
+def test_one_network_named_by_a_relative_and_an_absolute_path_is_one_evaluation(tmp_path, monkeypatch):
+    """A resume that spelt the network's path the other way was refused as another network (found in review)."""
+    stem = tmp_path / "runs" / "seed_0" / "meta_gnn"
+    save_network(stem, small_network())
+    monkeypatch.chdir(tmp_path)
+    plan_evaluation(tmp_path / "out", protocol="tiny", network="runs/seed_0/meta_gnn", parts=("funnel",))
+    plan_evaluation(tmp_path / "out", protocol="tiny", network=str(stem), parts=("funnel",))
+    record = json.loads((tmp_path / "out" / "protocol.json").read_text())
+    assert record["networks"]["meta"] == str(stem)
+    other = tmp_path / "runs" / "seed_1" / "meta_gnn"
+    save_network(other, small_network())
+    with pytest.raises(ArgumentError, match="another networks"):
+        plan_evaluation(tmp_path / "out", protocol="tiny", network="runs/seed_1/meta_gnn", parts=("funnel",))
+
+
 def test_bad_parts_a_missing_network_and_another_corpus_are_refused_before_anything_runs(tmp_path):
     # Found in review: a misspelt part, or held_out without a corpus, ran nothing with exit status 0; a
     # network without a card failed in every task; results of another corpus were reused silently.

@@ -151,12 +151,27 @@ def plan_evaluation(out, *, corpus=None, protocol: str = "cpu", network: str | N
     return EvaluationPlan(tasks, timing, networks, others, prototype)
 
 
+# Record keys whose values name files: one network named by a relative and by an absolute path is one
+# network (a resume from another spelling was refused; found in review).
+_PATH_KEYS = ("networks", "other_networks", "prototype")
+
+
+def _as_paths(key: str, value):
+    """``value`` with every file name of a ``_PATH_KEYS`` entry made absolute (from this working folder),
+    for comparison only: the record keeps the names as given."""
+    if key not in _PATH_KEYS:
+        return value
+    if isinstance(value, dict):
+        return {k: _as_paths(key, v) for k, v in value.items()}
+    return os.path.realpath(value) if isinstance(value, str) and value != "shipped" else value
+
+
 def _refuse_other_evaluation(path: Path, record: dict) -> None:
     if not path.exists():
         return
     previous = json.loads(path.read_text())
     as_json = json.loads(json.dumps(record))  # tuples as the file holds them: lists
-    differ = [k for k in _DECIDING if k in previous and previous[k] != as_json[k]]
+    differ = [k for k in _DECIDING if k in previous and _as_paths(k, previous[k]) != _as_paths(k, as_json[k])]
     if differ:
         raise ArgumentError(
             f"{path.parent} holds an evaluation with another {', '.join(differ)} ({path}: "
