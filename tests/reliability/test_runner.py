@@ -45,6 +45,16 @@ def test_serial_mode_and_deadline(tmp_path):
     assert run_tasks(tasks, square, store, serial=True, progress=False) == 4
 
 
+def test_a_rerun_tries_a_task_that_ended_in_an_error_again(tmp_path):
+    """A task saved as an error was skipped by every rerun, even after the bug was fixed (found in review)."""
+    store = ResultStore(tmp_path)
+    store.save("t0", {"status": "error", "error": "ValueError: a bug since fixed"})
+    store.save("t1", {"status": "ok", "value": 1})
+    tasks = [{"key": f"t{i}", "x": i} for i in range(3)]
+    assert run_tasks(tasks, square, store, serial=True, progress=False) == 2  # t0 again, and t2; not t1
+    assert store.load("t0")["value"] == 0 and store.load("t1") == {"status": "ok", "value": 1, "key": "t1"}
+
+
 def test_serial_mode_drops_compiled_programs_every_max_calls_tasks(tmp_path, monkeypatch):
     import jax
     import jax.numpy as jnp

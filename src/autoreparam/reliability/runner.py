@@ -2,7 +2,8 @@
 
 A task is a JSON-ready dict with a file-name-safe ``key``; its result is saved as
 ``<out>/cells/<key>.json`` (`autoreparam.benchmark.store.ResultStore`, written atomically), and a
-rerun skips every key already saved. Ray starts a local cluster with ``num_cpus`` workers by
+rerun skips every key already saved with a result; a task saved as an error (``"status": "error"``,
+an exception inside the method or the check) runs again, since the error may have been fixed. Ray starts a local cluster with ``num_cpus`` workers by
 default, or joins an existing one at ``address``. The driver writes every file, so workers on other
 machines need no shared file system. ``serial=True`` runs the tasks in this process, without Ray
 (for tests, debugging and machines without Ray).
@@ -85,7 +86,7 @@ def run_tasks(
     (four generated programs, every method) with "LLVM ERROR: Unable to allocate section memory".
     """
     deadline = None if deadline_minutes is None else time.perf_counter() + 60.0 * deadline_minutes
-    pending = [t for t in tasks if not store.done(t["key"])]
+    pending = [t for t in tasks if not store.done(t["key"]) or _errored(store, t["key"])]
     bar = _bar(len(pending), desc, progress)
     started, finished = time.perf_counter(), []
 
@@ -112,6 +113,11 @@ def run_tasks(
     with open(store.root / "wall_seconds.txt", "a") as log:
         log.write(f"{time.perf_counter() - started:.1f} {len(finished)}\n")
     return len(finished)
+
+
+def _errored(store: ResultStore, key: str) -> bool:
+    """Whether the saved result of ``key`` is an error (failed tasks were never tried again; found in review)."""
+    return store.load(key).get("status") == "error"
 
 
 def _run_ray(pending, work, save, address, num_cpus, env, deadline, max_calls=0) -> None:
