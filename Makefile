@@ -30,8 +30,8 @@ demo: install
 	$(VENV)/bin/autoreparam compare eight_schools
 
 # One worker per core (at most four), each test file on one worker so that its shared runs
-# (module fixtures) are computed once: 11.5 instead of 15.5 minutes on 2 cores (clean clone, no
-# data; 687 s and 1,351 tests on 2026-11-29).
+# (module fixtures) are computed once: about 12 instead of 16 minutes on 2 cores (clean clone on
+# 2026-12-01: no data, 728 s and 1,373 tests; with the data, 804 s and 1,480 tests).
 test: install
 	JAX_PLATFORMS=cpu $(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadfile
 
