@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from autoreparam.benchmark.store import ResultStore
-from autoreparam.compilation_cache import OFF_VALUES
+from autoreparam.compilation_cache import switched_off
 from autoreparam.mcmc.programs import release_compiled_programs
 from autoreparam.progress import task_bar
 from autoreparam.ray_address import check_reachable
@@ -42,8 +42,7 @@ def worker_environment(cache_dir: str | os.PathLike | None, fast_compile: bool =
         "JAX_USE_SIMPLIFIED_JAXPR_CONSTANTS": "True",
         "JAX_EMBEDDED_CONSTANTS_MAX_BYTES": "0",
     }
-    switched_off = os.environ.get("AUTOREPARAM_COMPILATION_CACHE", "1").strip().lower() in OFF_VALUES
-    if cache_dir is not None and not switched_off:  # the off switch holds in the workers too (found in review)
+    if cache_dir is not None and not switched_off():  # the off switch holds in the workers too (found in review)
         env.update({
             "JAX_COMPILATION_CACHE_DIR": str(Path(cache_dir).resolve()),
             "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
