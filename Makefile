@@ -31,7 +31,8 @@ demo: install
 
 # One worker per core (at most four), each test file on one worker so that its shared runs
 # (module fixtures) are computed once: about 12 instead of 16 minutes on 2 cores (clean clone on
-# 2026-12-01: no data, 728 s and 1,373 tests; with the data, 804 s and 1,480 tests).
+# 2026-12-01: no data, 728 s and 1,373 tests; with the data, 804 s and 940 s in two runs, 1,480
+# tests: over the 15-minute target in the second, a slow machine or the step probe's extra pilots).
 test: install
 	JAX_PLATFORMS=cpu $(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadfile
 
