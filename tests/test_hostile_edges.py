@@ -19,6 +19,7 @@ import pytest
 import autoreparam as ar
 from autoreparam import cli, validation
 from autoreparam.errors import ArgumentError, CompilationWarning, DataError, ModelError
+from autoreparam.mcmc.programs import PROGRAMS
 from autoreparam.models import data
 from hostile_models import TINY, VI, Y_WALK, random_walk
 
@@ -144,9 +145,14 @@ def test_a_model_with_very_many_sites_is_told_to_use_scan_before_anything_compil
         warnings.simplefilter("error", CompilationWarning)
         validation.warn_if_unrolled([f"level_{t}" for t in range(validation.MANY_SITES)])  # at the limit: quiet
     monkeypatch.setattr(validation, "MANY_SITES", 3)
+    # The warning raised as an error: the call stops where it warns, and nothing may have compiled.
     for entry in (lambda m: ar.infer(m, method="ncp", **TINY), lambda m: ar.fit_vip(m, config=VI)):
-        with pytest.warns(CompilationWarning, match=r"4 latent sample sites \(level_0, level_1, level_2, \.\.\.\).*scan"):
-            entry(_loop_of(4))
+        compiled = PROGRAMS.num_compilations
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", CompilationWarning)
+            with pytest.raises(CompilationWarning, match=r"4 latent sample sites \(level_0, level_1, level_2, \.\.\.\).*scan"):
+                entry(_loop_of(4))
+        assert PROGRAMS.num_compilations == compiled
 
 
 def test_numpyro_s_reparam_around_a_scan_model_gets_an_error_that_says_why():
