@@ -316,6 +316,18 @@ def test_chains_are_sharded_across_devices():
         a = ar.infer(p.model, *p.args, method="auto", num_chains=4, num_warmup=100, num_samples=60, progress=False,
                      **p.kwargs)
         assert np.all(np.isfinite(a.samples["theta"]))
+        # A restart with a unit metric (CP or NCP tried) compiled first, then one keeping the chains'
+        # sharded metric (a retarget): the second was refused, "compiled for input shardings that
+        # disagree" (found in review).
+        from autoreparam.mcmc.config import NUTSConfig
+        from autoreparam.mcmc.segments import SegmentSampler
+        PROGRAMS.clear()
+        coords = ar.Coordinates(p.model, p.args, p.kwargs, ar.select_sites(ar.analyse_model(p.model, *p.args, **p.kwargs)))
+        sampler = SegmentSampler(coords, NUTSConfig(), 10)
+        chains = sampler.start(np.zeros((4, coords.dim), np.float32), np.ones(coords.dim), 1.0, 0)
+        unit = sampler.restart_adaptation(chains, np.ones(coords.dim))
+        kept = sampler.restart_adaptation(unit)
+        assert kept.adapt.inverse_mass.shape == (4, coords.dim)
         print("OK")
         """
     )

@@ -26,9 +26,16 @@ import jax
 MAX_PROGRAMS = 256
 
 
+def _placement(x):
+    """Where a committed array lives (an executable compiled for one placement refuses another:
+    "Computation was compiled for input shardings that disagree"); None for anything JAX may move."""
+    return x.sharding if getattr(x, "committed", False) else None
+
+
 def _signature(args: tuple) -> tuple:
     leaves, treedef = jax.tree_util.tree_flatten(args)
-    shapes = tuple((tuple(x.shape), str(x.dtype)) if hasattr(x, "shape") else ("static", x) for x in leaves)
+    shapes = tuple((tuple(x.shape), str(x.dtype), _placement(x)) if hasattr(x, "shape") else ("static", x)
+                   for x in leaves)
     return (treedef, shapes)
 
 

@@ -294,7 +294,10 @@ class SegmentSampler:
         num_chains, dim = chains.positions.shape
         imm = chains.adapt.inverse_mass if inverse_mass is None else jnp.asarray(inverse_mass,
                                                                                  dtype=chains.positions.dtype)
-        imm = jnp.broadcast_to(imm, (num_chains, dim))
+        # One placement for the metric whether it is the chains' (sharded) or a new one (a unit
+        # metric for CP or NCP): the program compiled for one refused the other on a host with two
+        # devices (found in review).
+        imm = shard_chains(jnp.broadcast_to(imm, (num_chains, dim)), num_chains)
         adapt = self._setup(("nuts_restarted_adaptation",), lambda: _restarted_adaptation,
                             (imm, chains.adapt.step_size))
         # Placed across devices as ``start`` places the chains: the fresh state came back replicated,
