@@ -24,7 +24,7 @@ def _draws(length):
                         np.ones((4, length), np.float32), np.zeros((4, length), bool))
 
 
-def _probe(probe_ess, best, num_samples=1000, length=100):
+def _probe(probe_ess, best, num_samples=1000, length=100, pilot_length=None):
     chains = Chains(jnp.zeros((4, 1)), WindowState(None, None, jnp.full(4, 0.5), jnp.ones((4, 1))), jnp.zeros((4, 2)))
     seen = []
 
@@ -33,7 +33,8 @@ def _probe(probe_ess, best, num_samples=1000, length=100):
         return chains, _draws(length), _score(probe_ess)
 
     run = SimpleNamespace(notes=[], config=SimpleNamespace(num_samples=num_samples))
-    out, pilot, probed = probe_shorter_step(run, pilot_fn, "rule", None, chains, _draws(length), best, length, None)
+    pilot = _draws(length if pilot_length is None else pilot_length)
+    out, pilot, probed = probe_shorter_step(run, pilot_fn, "rule", None, chains, pilot, best, length, None)
     return out, pilot, probed, seen, run.notes
 
 
@@ -56,6 +57,12 @@ def test_no_probe_after_an_unhealthy_pilot_or_without_room_for_it():
         assert probed is None and not seen and pilot.draws.shape[1] == 100
     _, _, probed, seen, _ = _probe(probe_ess=500.0, best=_score(70.0), num_samples=250, length=100)
     assert probed is None and not seen
+    # Room is read from the pilot as drawn: one that ran on to twice its length (or carries the
+    # warm-up's surplus) leaves no room at 3x its nominal length (found in review).
+    _, _, probed, seen, _ = _probe(probe_ess=500.0, best=_score(70.0), num_samples=300, length=100, pilot_length=200)
+    assert probed is None and not seen
+    _, _, probed, _, _ = _probe(probe_ess=500.0, best=_score(70.0), num_samples=300, length=100)
+    assert probed is not None
 
 
 def _gaussian():

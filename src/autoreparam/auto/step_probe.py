@@ -32,8 +32,12 @@ def probe_shorter_step(run, pilot_fn, label, param, chains, pilot, best, length:
     shorter step, and the chains at whichever step size won (``pilot_fn`` is ``auto._pilot``).
 
     Probed only when the pilot is healthy (it mixes, does not diverge) and the run has room for the
-    pilot, the probe and as many draws again."""
-    if not (best.mixes and best.usable and not best.diverges) or run.config.num_samples < 3 * length:
+    pilot as drawn, the probe and as many draws again. The pilot as drawn: it may be twice ``length``
+    (a pilot that ran on) plus the warm-up's last segment's surplus; read from ``length`` alone, the
+    probe could fill the draws (its verdict then changed nothing) or pass them (its draws were paid
+    for and dropped; found in review)."""
+    room = run.config.num_samples - pilot.draws.shape[1] - 2 * length
+    if not (best.mixes and best.usable and not best.diverges) or room < 0:
         return chains, pilot, None
     adapted = chains.adapt.step_size
     shorter = chains._replace(adapt=chains.adapt._replace(step_size=adapted * PROBE_FACTOR))
