@@ -4,8 +4,9 @@ runs out, in CP or NCP.
 Any divergence makes the result untrustworthy (``diagnostics.health``), and the user's next moves
 would be Stan's advice (a higher ``target_accept``) and then another parameterisation, each paying
 warm-up and compilation again. Here both cost a short re-adaptation and the draws, from the chains
-already warm; the discarded draws and the re-adaptations count in the sampling phase's seconds and
-gradients.
+already warm; the discarded draws and the re-adaptations' transitions count in the sampling phase's
+seconds and gradients (the small program that restarts the adaptation counts as compile and
+warm-up, ``SegmentSampler.setup_seconds``).
 
 Draws are kept only if they are better: fewer divergences and chains that agree (``_agree``).
 """
@@ -64,7 +65,7 @@ def _agree(before: float, after: float) -> bool:
 
 
 def redraw_if_divergent(run, param, chains, draws, target, num_samples: int):
-    """Draws that diverge where their pilot did not (a pilot is an eighth of them): adapt the step size
+    """Draws that diverge where their pilot did not (a pilot is an eighth of them, a quarter with the step probe's): adapt the step size
     again towards a higher acceptance and draw them all again, while a higher target is left:
     ``(chains, draws, target)``.
 
