@@ -218,6 +218,46 @@ def test_a_disagreement_of_two_trusted_runs_is_silent_even_if_the_third_run_is_f
     # Passing: trustworthy means every run was trusted.
     assert invariance_pairs(np.full(6, ok), {"cp": True, "ncp": True, "random": True})[1]
     assert not invariance_pairs(np.full(6, ok), {"cp": False, "ncp": True, "random": True})[1]
+    # A NaN test beside a failing one hid it (np.min is NaN, and NaN < alpha is False); a pair whose
+    # every test is NaN tested nothing and fails (found in review).
+    masked = np.array([ok, ok, ok, ok, np.nan, fail])
+    pairs, _ = invariance_pairs(masked, {"cp": True, "ncp": True, "random": True})
+    assert pairs["ncp vs random"]["failed"] and pairs["ncp vs random"]["min_adjusted_p"] == fail
+    untested = np.array([ok, ok, ok, ok, np.nan, np.nan])
+    assert invariance_pairs(untested, {"cp": True, "ncp": True, "random": True})[0]["ncp vs random"]["failed"]
+
+
+def test_a_check_whose_every_test_is_nan_fails():
+    from autoreparam.reliability.prior import _verdict
+
+    summary = {"trustworthy": True}
+    assert _verdict(np.array([np.nan, np.nan]), ["x", "x"], ["pit_mean", "pit_spread"], summary, 0.0)["failed"]
+    assert not _verdict(np.array([np.nan, 0.5]), ["x", "x"], ["pit_mean", "pit_spread"], summary, 0.0)["failed"]
+
+
+def test_exact_prior_tests_go_through_the_cdf_where_numpyro_has_one():
+    """A plate's half-normal (an expanded distribution, which has no CDF of its own) is tested through
+    its base's CDF; a multivariate normal, which has none, by its exact mean and variance."""
+    import jax.numpy as jnp
+    import numpyro
+    import numpyro.distributions as dist
+
+    from autoreparam.reliability.prior import _exact_priors, _exact_tests
+
+    def model():
+        with numpyro.plate("j", 3):
+            numpyro.sample("s", dist.HalfNormal(2.0))
+        numpyro.sample("m", dist.MultivariateNormal(jnp.zeros(2), jnp.eye(2)))
+
+    rng = np.random.default_rng(0)
+    samples = {"s": np.abs(rng.normal(0.0, 2.0, (4, 500, 3))), "m": rng.normal(size=(4, 500, 2))}
+    pvalues, labels, kinds = _exact_tests(_exact_priors(model, {}, ["m", "s"]), samples)
+    assert kinds == ["exact_mean"] * 2 + ["exact_variance"] * 2 + ["exact_pit_mean"] * 3 + ["exact_pit_spread"] * 3
+    assert labels == ["m[0]", "m[1]"] * 2 + ["s[0]", "s[1]", "s[2]"] * 2
+    assert np.min(np.concatenate(pvalues)) > 1e-3
+    samples["s"] = samples["s"] * 1.3  # too wide: the CDF's spread test sees it
+    pvalues, _, _ = _exact_tests(_exact_priors(model, {}, ["m", "s"]), samples)
+    assert np.concatenate(pvalues)[-3:].max() < 1e-3
 
 
 def test_auto_joins_the_invariance_check_as_a_fourth_run():
