@@ -23,6 +23,7 @@ from autoreparam.mcmc.hmc import CycleSampler
 from autoreparam.mcmc.nuts import NUTSSampler
 from autoreparam.mcmc.oracle import PILOT_MAX_R_HAT, oracle_over_families
 from autoreparam.vi.fits import VIFit
+from autoreparam.precision import float_dtype
 
 ORACLE_METRICS = ("pooled", "paper")
 
@@ -30,7 +31,7 @@ ORACLE_METRICS = ("pooled", "paper")
 def draws_from_q(fit: VIFit, num_chains: int, seed: int) -> np.ndarray:
     """Initial positions: independent draws of the fitted mean-field q (paper 000 Section 6.2)."""
     rng = np.random.default_rng(seed)
-    return (fit.loc + fit.scale * rng.standard_normal((num_chains, fit.loc.size))).astype(np.float32)
+    return (fit.loc + fit.scale * rng.standard_normal((num_chains, fit.loc.size))).astype(float_dtype())
 
 
 def pilot_length(num_samples: int) -> int:

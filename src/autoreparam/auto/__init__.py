@@ -59,6 +59,7 @@ from autoreparam.mcmc.nuts import chain_result, join, no_draws, segment_length
 from autoreparam.mcmc.segments import (FAST, FINAL, WINDOW_END, SegmentDraws, SegmentSampler, sample_codes,
                                         warmup_codes)
 from autoreparam.reparam.parameterisation import Parameterisation
+from autoreparam.precision import float_dtype
 
 # Min-over-elements bulk ESS per NUTS transition above which we never expect a candidate to go (the
 # issue's "rarely above 1 to 3"; the highest measured in our runs is below 1.5): a candidate spending g
@@ -186,10 +187,10 @@ def _start_positions(coords: Coordinates, free_init: dict | None, num_chains: in
     """The initial values in the centred unconstrained coordinates (None: the origin), jittered
     uniformly in (-1, 1) per chain (Stan draws inits from (-2, 2); half that keeps the early warm-up
     short while still dispersing the chains for R-hat)."""
-    centre = np.zeros(coords.dim, np.float32) if free_init is None else np.asarray(coords.ravel(free_init),
-                                                                                   dtype=np.float32)
+    centre = np.zeros(coords.dim, float_dtype()) if free_init is None else np.asarray(coords.ravel(free_init),
+                                                                                   dtype=float_dtype())
     rng = np.random.default_rng(seed)
-    return (centre + rng.uniform(-1.0, 1.0, (num_chains, centre.size))).astype(np.float32)
+    return (centre + rng.uniform(-1.0, 1.0, (num_chains, centre.size))).astype(float_dtype())
 
 
 def _climb(run: _Run, coords: Coordinates) -> tuple[dict, Parameterisation, dict]:
@@ -198,7 +199,7 @@ def _climb(run: _Run, coords: Coordinates) -> tuple[dict, Parameterisation, dict
     its original values.
     Its gradients count as warm-up, its seconds as warm-up and compilation."""
     origin_density = run.rule.origin_density
-    x, original, density, steps, seconds = climb_to_resolvable(coords, np.zeros(coords.dim, np.float32))
+    x, original, density, steps, seconds = climb_to_resolvable(coords, np.zeros(coords.dim, float_dtype()))
     run.timing["compile"] += seconds["compile"]
     run.other_compilations += seconds["compile"] > 0
     run.timing["warmup"] += seconds["run"]

@@ -15,6 +15,7 @@ from autoreparam.coordinates import Coordinates
 from autoreparam.mcmc.programs import PROGRAMS
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.rule import rule_function
+from autoreparam.precision import float_dtype
 
 # Points the rule is averaged over: enough to average out where the curvature varies (a logistic
 # likelihood, a scale latent), few enough to cost a small fraction of a warm-up.
@@ -61,7 +62,7 @@ class RuleLambda:
         """The rule's lambda at the origin of the centred unconstrained space, the origin's original
         values (flat), and whether the model's log density is finite there (if not, the caller looks
         for another start: ``initial.initial_values``). The density itself is kept in ``origin_density``."""
-        points = jnp.zeros((MAX_POINTS, self.coords.original_dim), jnp.float32)
+        points = jnp.zeros((MAX_POINTS, self.coords.original_dim), float_dtype())
         lam, origin, density = self._run(points, True)
         self.origin_density = density
         return lam, origin, bool(np.isfinite(density) and np.all(np.isfinite(origin)))
@@ -69,6 +70,6 @@ class RuleLambda:
     def lambda_at(self, flat_points) -> Parameterisation:
         """The rule's lambda averaged over ``MAX_POINTS`` of ``flat_points`` (evenly thinned, or repeated:
         a fixed number of points keeps one executable for every call)."""
-        flat_points = np.asarray(flat_points, dtype=np.float32).reshape(-1, self.coords.original_dim)
+        flat_points = np.asarray(flat_points, dtype=float_dtype()).reshape(-1, self.coords.original_dim)
         index = np.linspace(0, flat_points.shape[0] - 1, MAX_POINTS).round().astype(int)
         return self._run(jnp.asarray(flat_points[index]), False)[0]

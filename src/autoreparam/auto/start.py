@@ -28,6 +28,7 @@ import optax
 from autoreparam.coordinates import Coordinates
 from autoreparam.mcmc.programs import PROGRAMS
 from autoreparam.reparam.parameterisation import Parameterisation
+from autoreparam.precision import float_dtype
 
 # 1e6 is resolved to 0.06 nat per float32 operation, already a noticeable share of the energy errors
 # the step size adapts on (acceptance 0.8 is errors of a few tenths); beyond it rounding dominates.
@@ -88,6 +89,6 @@ def climb_to_resolvable(coords: Coordinates, start: np.ndarray) -> tuple[np.ndar
     (2015), Algorithm 1, with beta2 = `SECOND_MOMENT_DECAY` (optax's ``adam``)."""
     key = ("resolvable_start", coords.program_key)
     (x, original, density, steps), compile_seconds, run_seconds = PROGRAMS(
-        key, lambda: _build(coords), (coords.data, jnp.asarray(start, jnp.float32)))
+        key, lambda: _build(coords), (coords.data, jnp.asarray(start, float_dtype())))
     return (np.asarray(x), np.asarray(original), float(density), int(steps),
             {"compile": compile_seconds, "run": run_seconds})

@@ -16,6 +16,7 @@ from autoreparam.mcmc.chains import ChainResult
 from autoreparam.mcmc.config import NUTSConfig
 from autoreparam.mcmc.segments import Chains, SegmentDraws, SegmentSampler, sample_codes, warmup_codes
 from autoreparam.reparam.parameterisation import Parameterisation
+from autoreparam.precision import float_dtype
 
 # Transitions per call of the compiled program: long enough that a call's overhead is negligible,
 # short enough for a live progress bar and for ``auto`` to stop a hopeless candidate early.
@@ -54,8 +55,8 @@ def chain_result(warm: SegmentDraws, draws: SegmentDraws, chains: Chains, second
 
 def no_draws(num_chains: int, original_dim: int) -> SegmentDraws:
     """Zero transitions' worth of draws (a phase with nothing left to run), ready to ``join``."""
-    return SegmentDraws(np.zeros((num_chains, 0, original_dim), np.float32), np.zeros((num_chains, 0), np.int32),
-                        np.zeros((num_chains, 0), np.float32), np.zeros((num_chains, 0), bool))
+    return SegmentDraws(np.zeros((num_chains, 0, original_dim), float_dtype()), np.zeros((num_chains, 0), np.int32),
+                        np.zeros((num_chains, 0), float_dtype()), np.zeros((num_chains, 0), bool))
 
 
 def join(parts: list[SegmentDraws], keep: int | None = None) -> SegmentDraws:

@@ -46,6 +46,7 @@ from autoreparam.mcmc.sharding import chain_axes, run_sharded, shard_chains
 from autoreparam.mcmc.spaces import flat_log_density, position_map
 from autoreparam.mcmc.warmup import WindowState, stan_schedule, window_adaptation
 from autoreparam.reparam.parameterisation import Parameterisation
+from autoreparam.precision import float_dtype
 
 SAMPLE, FAST, SLOW, WINDOW_END, FINAL = -1, 0, 1, 2, 3
 
@@ -324,20 +325,20 @@ class SegmentSampler:
         codes = np.asarray(codes, dtype=np.int32)
         if codes.size == 0:
             num_chains = chains.positions.shape[0]
-            empty = SegmentDraws(np.zeros((num_chains, 0, self.coords.original_dim), np.float32),
-                                 *(np.zeros((num_chains, 0), dtype) for dtype in (np.int32, np.float32, bool)))
+            empty = SegmentDraws(np.zeros((num_chains, 0, self.coords.original_dim), float_dtype()),
+                                 *(np.zeros((num_chains, 0), dtype) for dtype in (np.int32, float_dtype(), bool)))
             return chains, empty, {"compile": 0.0, "run": 0.0}
         length = self.segment_length
         padded = -(-codes.size // length) * length
         codes = np.concatenate([codes, sample_codes(padded - codes.size)])
         move = source is not None
         source = param if source is None else source
-        target = jnp.asarray(self.config.target_accept if target_accept is None else target_accept, jnp.float32)
+        target = jnp.asarray(self.config.target_accept if target_accept is None else target_accept, float_dtype())
         parts, seconds = [], {"compile": 0.0, "run": 0.0}
         metric_below = metric_bound(self.config.initial_metric) if metric_from_gradient else 0.0
         for start in range(0, padded, length):
             args = (self.coords.data, param, source, jnp.asarray(move), chains,
-                    jnp.asarray(codes[start:start + length]), target, jnp.asarray(metric_below, jnp.float32))
+                    jnp.asarray(codes[start:start + length]), target, jnp.asarray(metric_below, float_dtype()))
             (chains, out), c, t = PROGRAMS(self._key, self._build, args)
             self.num_compilations += c > 0
             seconds["compile"] += c

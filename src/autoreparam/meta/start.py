@@ -18,6 +18,7 @@ from autoreparam.coordinates import Coordinates
 from autoreparam.errors import ModelError
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.vi.fits import VIFit
+from autoreparam.precision import float_dtype
 
 START_LABEL = "meta"
 
@@ -25,7 +26,7 @@ START_LABEL = "meta"
 def start_without_fit(coords: Coordinates, param: Parameterisation, init_values: dict,
                       label: str = START_LABEL) -> VIFit:
     """A pseudo-fit centred at ``init_values`` (original coordinates) with unit scales (see the docstring)."""
-    loc = np.asarray(coords.ravel(coords.from_original(init_values, param)), dtype=np.float32)
+    loc = np.asarray(coords.ravel(coords.from_original(init_values, param)), dtype=float_dtype())
     if not np.all(np.isfinite(loc)):
         raise ModelError("the initial values are not finite in the predicted parameterisation's coordinates; "
                          "give init_strategy= or use method='given' with a VI fit")
