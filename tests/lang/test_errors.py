@@ -85,6 +85,13 @@ CASES = {
     "observed data no statement uses": ("data y: real[5]\nmu ~ normal(0, 1)\nfor (t in 2 .. 3)\n  y[t] ~ normal(mu, 1)\n",
                                         {"y": [1, 2, 3, 4, 5]}, "shape", 4, 3,
                                         "3 of them (y[1], y[4], y[5]) are neither sampled nor read"),
+    # Third review: data no statement reads compiled, and a typo in the sampled name turned the
+    # data's likelihood into a latent's prior.
+    "observed name typed otherwise where sampled": ("observe y = [1, 2, 3]\nmu ~ normal(0, 1)\nfor (i in 1 .. 3)\n"
+                                                    "  Y[i] ~ normal(mu, 1)\n", None, "shape", 1, 1,
+                                                    "data field 'y' is given, but no statement reads it"),
+    "declared data no statement reads": ("data x: real[3]\nmu ~ normal(0, 1)\n", {"x": [1, 2, 3]}, "shape", 1, 1,
+                                         "'x' is given, but no statement reads it and no declaration's size uses it"),
     "observed element twice": ("data y: real[2]\nmu ~ normal(0, 1)\ny[1] ~ normal(mu, 1)\ny[1] ~ normal(mu, 2)\n"
                                "y[2] ~ normal(mu, 1)\n", {"y": [1, 2]}, "name", 4, 1, "y[1] is observed twice"),
     "log of 0 in data feeding a latent expression": (OBSERVED.format("real", "normal(b * log(x[n]), 1)"),

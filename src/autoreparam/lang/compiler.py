@@ -8,8 +8,11 @@ observed variables as keyword arguments; passing ``None`` samples them (prior pr
 
 from __future__ import annotations
 
+import difflib
+
 import contextlib
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,9 +48,11 @@ class _Run:
         self.checked = checked
         self.source = source  # (program text, path): where an error found while the model runs points
         self.observed = observed  # observed name -> array or None (sample it)
-        self.ev = Evaluator(env, checking, watched=tuple(observed) if checking else ())
+        # The dry run watches every data field's reads (``_check_coverage``): data no statement uses is an error.
+        self.ev = Evaluator(env, checking, watched=tuple(checked.data) if checking else ())
         self.checking = checking
         self.sampled: dict[str, set] = {}  # observed name -> keys of its elements observed one by one
+        self.sampled_whole: set[str] = set()  # observed names sampled in one statement (or a loop's vector)
         self.latent: set[str] = set()  # names whose values depend on a latent (the dry run has zeros for them)
 
     @property
@@ -145,6 +150,7 @@ class _Run:
             shape = self.ev.loop_shape()
             if data is not None:
                 self._check_observed_shape(stmt, data, shape)
+                self.sampled_whole.add(name)
             else:
                 self.latent.add(name)
             self.env[name] = self.site(name, spec, values, data, stmt)
@@ -291,7 +297,10 @@ class _Run:
 
 def _check_coverage(run: _Run):
     # Observed data that no statement samples or reads would be dropped without a word.
-    for name, keys in run.sampled.items():
+    for name in run.observed:
+        if name in run.sampled_whole:
+            continue
+        keys = run.sampled.get(name, set())
         covered = run.ev.reads.get(name, np.zeros(np.shape(run.observed[name]), bool)).copy()
         for key in keys:
             covered[tuple(k - 1 for k in key)] = True
@@ -302,6 +311,18 @@ def _check_coverage(run: _Run):
                                f"but {len(unused)} of them ({shown}{', ...' if len(unused) > 3 else ''}) are neither "
                                "sampled nor read by any statement: sample every element, or give only the data the "
                                "program uses")
+    in_sizes = {name for node in run.checked.data.values() if isinstance(node, ir.DataDecl)
+                for dim in node.type.dims for name in re.findall(r"[A-Za-z_]\w*", print_expr(dim))}
+    for name, node in run.checked.data.items():
+        read = run.ev.reads.get(name)
+        if name in run.observed or name in in_sizes or read is None or read.size == 0 or read.any():  # empty: nothing to read
+            continue
+        # Found in review: a typo in the sampled name (`observe y`, then `Y[i] ~ ...`) compiled, and the
+        # data's likelihood became a latent's prior.
+        hint = difflib.get_close_matches(name, sorted(run.latent), n=1, cutoff=0.5)
+        extra = f" (is '{hint[0]}', sampled as a latent, meant to be '{name}'?)" if hint else ""
+        raise ProgramError("shape", node.pos, f"data field '{name}' is given, but no statement reads it and no "
+                           f"declaration's size uses it{extra}: read it (e.g. {name} ~ ... to observe it), or remove it")
 
 
 def _check_declared_sizes(checked: CheckedProgram, data: dict):
