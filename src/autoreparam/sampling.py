@@ -22,8 +22,8 @@ from autoreparam.mcmc.config import HMCConfig, NUTSConfig
 from autoreparam.mcmc.hmc import CycleSampler
 from autoreparam.mcmc.nuts import NUTSSampler
 from autoreparam.mcmc.oracle import PILOT_MAX_R_HAT, oracle_over_families
-from autoreparam.vi.fits import VIFit
 from autoreparam.precision import float_dtype
+from autoreparam.vi.fits import VIFit
 
 ORACLE_METRICS = ("pooled", "paper")
 

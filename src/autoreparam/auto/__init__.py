@@ -58,8 +58,8 @@ from autoreparam.mcmc.config import NUTSConfig
 from autoreparam.mcmc.nuts import chain_result, join, no_draws, segment_length
 from autoreparam.mcmc.segments import (FAST, FINAL, WINDOW_END, SegmentDraws, SegmentSampler, sample_codes,
                                         warmup_codes)
-from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.precision import float_dtype
+from autoreparam.reparam.parameterisation import Parameterisation
 
 # Min-over-elements bulk ESS per NUTS transition above which we never expect a candidate to go (the
 # issue's "rarely above 1 to 3"; the highest measured in our runs is below 1.5): a candidate spending g

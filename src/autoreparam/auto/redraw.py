@@ -65,8 +65,9 @@ def _agree(before: float, after: float) -> bool:
 
 
 def redraw_if_divergent(run, param, chains, draws, target, num_samples: int):
-    """Draws that diverge where their pilot did not (a pilot is an eighth of them, a quarter with the step probe's): adapt the step size
-    again towards a higher acceptance and draw them all again, while a higher target is left:
+    """Draws that diverge where their pilot did not (a pilot is an eighth of them, a quarter with the
+    step probe's): adapt the step size again towards a higher acceptance and draw them all again,
+    while a higher target is left:
     ``(chains, draws, target)``.
 
     On a 100-day stochastic volatility model written with scan, NCP's pilots were clean at every seed

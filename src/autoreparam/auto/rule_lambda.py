@@ -13,9 +13,9 @@ import numpy as np
 
 from autoreparam.coordinates import Coordinates
 from autoreparam.mcmc.programs import PROGRAMS
+from autoreparam.precision import float_dtype
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.rule import rule_function
-from autoreparam.precision import float_dtype
 
 # Points the rule is averaged over: enough to average out where the curvature varies (a logistic
 # likelihood, a scale latent), few enough to cost a small fraction of a warm-up.

@@ -27,8 +27,8 @@ import optax
 
 from autoreparam.coordinates import Coordinates
 from autoreparam.mcmc.programs import PROGRAMS
-from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.precision import float_dtype
+from autoreparam.reparam.parameterisation import Parameterisation
 
 # 1e6 is resolved to 0.06 nat per float32 operation, already a noticeable share of the energy errors
 # the step size adapts on (acceptance 0.8 is errors of a few tenths); beyond it rounding dominates.

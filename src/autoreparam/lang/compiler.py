@@ -8,11 +8,9 @@ observed variables as keyword arguments; passing ``None`` samples them (prior pr
 
 from __future__ import annotations
 
-import difflib
-
 import contextlib
+import difflib
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -311,8 +309,8 @@ def _check_coverage(run: _Run):
                                f"but {len(unused)} of them ({shown}{', ...' if len(unused) > 3 else ''}) are neither "
                                "sampled nor read by any statement: sample every element, or give only the data the "
                                "program uses")
-    in_sizes = {name for node in run.checked.data.values() if isinstance(node, ir.DataDecl)
-                for dim in node.type.dims for name in re.findall(r"[A-Za-z_]\w*", print_expr(dim))}
+    in_sizes = {sub.name for node in run.checked.data.values() if isinstance(node, ir.DataDecl)
+                for dim in node.type.dims for sub in ir.walk_expr(dim) if isinstance(sub, (ir.Var, ir.Index))}
     for name, node in run.checked.data.items():
         read = run.ev.reads.get(name)
         if name in run.observed or name in in_sizes or read is None or read.size == 0 or read.any():  # empty: nothing to read

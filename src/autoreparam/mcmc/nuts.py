@@ -15,8 +15,8 @@ from autoreparam.coordinates import Coordinates
 from autoreparam.mcmc.chains import ChainResult
 from autoreparam.mcmc.config import NUTSConfig
 from autoreparam.mcmc.segments import Chains, SegmentDraws, SegmentSampler, sample_codes, warmup_codes
-from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.precision import float_dtype
+from autoreparam.reparam.parameterisation import Parameterisation
 
 # Transitions per call of the compiled program: long enough that a call's overhead is negligible,
 # short enough for a live progress bar and for ``auto`` to stop a hopeless candidate early.

@@ -45,8 +45,8 @@ from autoreparam.mcmc.programs import PROGRAMS
 from autoreparam.mcmc.sharding import chain_axes, run_sharded, shard_chains
 from autoreparam.mcmc.spaces import flat_log_density, position_map
 from autoreparam.mcmc.warmup import WindowState, stan_schedule, window_adaptation
-from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.precision import float_dtype
+from autoreparam.reparam.parameterisation import Parameterisation
 
 SAMPLE, FAST, SLOW, WINDOW_END, FINAL = -1, 0, 1, 2, 3
 

@@ -16,9 +16,9 @@ import numpy as np
 
 from autoreparam.coordinates import Coordinates
 from autoreparam.errors import ModelError
+from autoreparam.precision import float_dtype
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.vi.fits import VIFit
-from autoreparam.precision import float_dtype
 
 START_LABEL = "meta"
 
