@@ -134,3 +134,19 @@ def test_a_child_density_that_is_not_finite_is_not_blamed_on_the_parent_alone():
 
     with pytest.raises(ModelError, match="site 'mu': the curvature of the densities that depend on it is not finite"):
         model_graph(model)
+
+
+@pytest.mark.parametrize("probe_points", [False, True], ids=["prior centre", "given points"])
+def test_a_log_joint_that_is_not_finite_at_the_centre_names_the_site(probe_points):
+    # Data outside Uniform(z, z + 1) at the centre: every curvature is finite (0), so the graph's
+    # features came out as numbers and lambdas were predicted without a word (found in review).
+    def model(y):
+        mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        z = numpyro.sample("z", dist.Normal(mu, 1.0).expand([3]))
+        numpyro.sample("y", dist.Uniform(z, z + 1.0), obs=y)
+
+    y = jnp.array([10.0, 20.0, 30.0])
+    points = {"mu": np.zeros(3), "z": np.zeros((3, 3))} if probe_points else None
+    with pytest.raises(ModelError, match="site 'y': observed site with log density -inf at the centre point"):
+        model_graph(model, y, probe_points=points)
+    model_graph(model, jnp.array([0.5, 0.2, 0.7]), probe_points=points)  # inside the support: a graph

@@ -41,12 +41,14 @@ import numpy as np
 import numpyro
 from jax.scipy.stats import norm
 from numpyro import handlers
+from numpyro.infer.util import log_density
 
 from autoreparam.errors import ModelError
 from autoreparam.graph.features import LOG_CLIP, log_abs
 from autoreparam.graph.program import SiteRecord, read_parameter
 from autoreparam.model_data import ModelData
 from autoreparam.reparam.families import find_family, unwrap
+from autoreparam.validation import nonfinite_site
 
 QUANTILE_POINTS = (-1.0, 1.0)  # the low and high prior points, in prior standard deviations
 EXACT_DIAGONAL_LIMIT = 256
@@ -138,9 +140,21 @@ def _check_centres(latents: list[SiteRecord], points) -> None:
                              "were given: e.g. a mean that does not exist); the probes need one")
 
 
+def _raise_nonfinite_centre(model, args, kwargs, latents: list[SiteRecord], points, total: float):
+    """A `ModelError` naming the site whose log density is not finite at the centre point (`nonfinite_site`)."""
+    values = {s.name: np.exp(p[0]) if _log_coordinate(s) else p[0] for s, p in zip(latents, points)}
+    found = nonfinite_site(model, args, kwargs, values)
+    where = "at the centre point (the prior centre unless points were given), where the graph's probes are read"
+    if found is None or found[0] == "<model>":
+        raise ModelError(f"the model's log density is {total} {where}")
+    site, explanation = found
+    raise ModelError(f"site '{site}': " + explanation.replace("at the initial values", where)
+                     .replace("at those latent values", "there"))
+
+
 def _probe_function(model, args, kwargs, latents: list[SiteRecord], key: jax.Array,
                     per_site: bool = False) -> Callable:
-    """``coordinates -> per latent (scale, loc, curvature)``, each flattened to the site's elements.
+    """``coordinates -> (per latent (scale, loc, curvature), log joint)``, each flattened to the site's elements.
 
     ``key`` draws Hutchinson's probe vectors (large sites); a traced argument, so a new seed reuses
     the compiled program. ``per_site``: differentiate each site with the others held constant (one
@@ -185,7 +199,13 @@ def _probe_function(model, args, kwargs, latents: list[SiteRecord], key: jax.Arr
     def probe(coords):
         trace = run(coords)
         diagonals = curvatures(children_log_density, coords, site_rows(coords), counts)
-        return [(*_own_scale_and_loc(trace, site), curvature) for site, curvature in zip(latents, diagonals)]
+        # The log joint itself, as the samplers will see it (masks, scales, NumPyro's support checks):
+        # features read where it is not finite describe no posterior (found in review: data outside a
+        # Uniform(z, z + 1) gave lambdas without a word where ``infer`` named the site).
+        values = {n: jnp.exp(u) if _log_coordinate(s) else u for n, s, u in zip(names, latents, coords)}
+        total = log_density(handlers.seed(model, 0), args, kwargs, values)[0]
+        sites = [(*_own_scale_and_loc(trace, site), curvature) for site, curvature in zip(latents, diagonals)]
+        return sites, total
 
     return probe
 
@@ -301,7 +321,7 @@ MAX_PROBE_PROGRAMS = 64
 
 def _probe_program(model, args, kwargs, latents: list[SiteRecord], seed: int, given_points: bool = False,
                    per_site: bool = False) -> Callable:
-    """``(points=None) -> (points, probes)``, jitted with the data's arrays and the seed's key as arguments
+    """``(points=None) -> (points, (probes, log joints))``, jitted with the data's arrays and the seed's key as arguments
     and kept per process.
 
     With ``given_points`` the three points are an argument (per latent ``(3, *shape)`` in probe
@@ -326,8 +346,9 @@ def _probe_program(model, args, kwargs, latents: list[SiteRecord], seed: int, gi
                 points = _points(model, bound_args, bound_kwargs, latents)
                 return points, probe(points)
             centre = _prior_centre_locations(model, bound_args, bound_kwargs, latents)
-            return points, [(scale, loc.at[0].set(prior_loc), curvature)
-                            for (scale, loc, curvature), prior_loc in zip(probe(points), centre)]
+            sites, totals = probe(points)
+            return points, ([(scale, loc.at[0].set(prior_loc), curvature)
+                             for (scale, loc, curvature), prior_loc in zip(sites, centre)], totals)
 
         program = _PROBE_PROGRAMS[key] = jax.jit(probes)
         while len(_PROBE_PROGRAMS) > MAX_PROBE_PROGRAMS:
@@ -365,17 +386,19 @@ def probe_elements(model, args, kwargs, latents: list[SiteRecord], seed: int = 0
     """
     program = _probe_program(model, args, kwargs, latents, seed, given_points=points is not None)
     given = None if points is None else _probe_coordinates(latents, points)
-    points, results = jax.device_get(program(given))
+    points, (results, totals) = jax.device_get(program(given))
     if not all(np.all(np.isfinite(curvature)) for _, _, curvature in results):
         # The joint gradient's zero tangents meet an infinite derivative on some site (0 * inf): the
         # per-site form keeps each site's own (found in review: sqrt(|x|) at x = 0 turned another
         # site's exact 0 into NaN, and its error named that other site).
         program = _probe_program(model, args, kwargs, latents, seed, given_points=given is not None,
                                  per_site=True)
-        points, results = jax.device_get(program(given))
+        points, (results, totals) = jax.device_get(program(given))
     _check_centres(latents, points)
     features = []
     for site, (scale, loc, curvature) in zip(latents, results):
         rows = _element_features(site, *(np.asarray(a, dtype=np.float64) for a in (scale, loc, curvature)))
         features.append(rows.astype(np.float32))
+    if not np.isfinite(totals[0]):  # after the probes' own errors, which say more where they apply
+        _raise_nonfinite_centre(model, args, kwargs, latents, points, float(totals[0]))
     return features
