@@ -119,6 +119,11 @@ CASES = {
                               "shape", 33, 65, "loops nest more than 32 deep"),
     "data field named by a number": ("data N: int\nmu ~ normal(N, 1)\n", {"N": 2, 1: 3}, "data", 0, 0,
                                      "data field names must be text"),
+    # Fourth review: uniform(1, 0) compiled to a NaN log density.
+    "uniform with low above high": ("x ~ uniform(1, 0)\n", None, "value", 1, 1,
+                                    "uniform at site 'x' needs low below high, but here low = 1, high = 0"),
+    "uniform data bounds crossing": ("data a: real[2]\nfor (i in 1 .. 2)\n  x[i] ~ uniform(a[i], 2)\n", {"a": [0, 3]},
+                                     "value", 3, 3, "needs low below high, but here low = 3, high = 2"),
     "indented first line": ("  for (i in 1 .. 3)\n  a[i] ~ normal(0, 1)\n", None, "syntax", 1, 1,
                             "the first statement is indented"),
 }
@@ -132,6 +137,8 @@ FLOAT32_CASES = {
     "observed 1 in float32 under a beta": ("observe y = 0.99999999\ny ~ beta(2, 2)\n", None, "data", 2, 1,
                                            "observed y = 0.99999999 (in the model's float32: 1) is outside the "
                                            "support of beta"),
+    "constant beyond float32": ("mu ~ normal(1e39, 1)\n", None, "value", 1, 1,
+                                "normal's loc is 1e+39 here, beyond the numbers the model computes with"),
     "observed 0 in float32 under a lognormal": ("observe y = 1e-50\ny ~ lognormal(0, 1)\n", None, "data", 2, 1,
                                                 "(in the model's float32: 0) is outside the support of lognormal"),
 }
@@ -166,6 +173,28 @@ def test_a_data_file_fault_names_the_data_file_not_the_program(tmp_path):
     latin.write_bytes('{"N": "é"}'.encode("latin-1"))
     assert str(_error(str(program), str(latin))).startswith(f"{latin}: data error: the data file is not UTF-8")
     assert "not list" in str(_error(str(program), ["N", 3]))
+    repeated = tmp_path / "repeated.json"
+    repeated.write_text('{"N": 3, "J": 2, "g": [1, 2, 2], "y": [0.1, 0.2, 0.3], "J": 1}')
+    assert str(_error(str(program), str(repeated))) == (
+        f"{repeated}: data error: the data file gives field 'J' twice; JSON keeps only the last, so remove the one "
+        "you do not mean")
+
+
+@pytest.mark.parametrize("source,says", [
+    (None, "not NoneType"), (b"mu ~ normal(0, 1)\n", "not bytes; decode it first"), (3, "not int"),
+])
+def test_a_program_that_is_neither_text_nor_a_path_is_refused_by_type(source, says):
+    error = _error(source)
+    assert error.kind == "syntax" and "the program must be its text (a str) or the path of a .arp file" in str(error)
+    assert says in str(error)
+
+
+def test_a_program_path_without_the_arp_suffix_is_refused(tmp_path):
+    from pathlib import Path
+
+    program = tmp_path / "groups.txt"
+    program.write_text(GROUPS)
+    assert "must end in .arp" in str(_error(Path(program), GOOD_DATA))
 
 
 def test_a_program_file_that_is_not_utf8_names_the_file(tmp_path):
@@ -181,11 +210,13 @@ def test_real_data_beyond_float32_is_refused_rather_than_made_inf():
 
 
 @pytest.mark.parametrize("text,data,line,message", [
-    ("mu ~ normal(0, -5)\n", None, 1, "normal's parameters are invalid here (Normal distribution got invalid scale"),
-    ("mu ~ normal(0, 1)\nx ~ exponential(0)\n", None, 2, "exponential's parameters are invalid here"),
+    ("mu ~ normal(0, -5)\n", None, 1, "normal's parameters are invalid at site 'mu' (Normal distribution got invalid "
+     "scale parameter.); its scale comes from constants and data alone"),
+    ("mu ~ normal(0, 1)\nx ~ exponential(0)\n", None, 2, "exponential's parameters are invalid at site 'x'"),
     ("mu ~ normal(0, 1/0)\n", None, 1, "normal's scale is infinite or NaN here"),
     ("data J: int\ndata s: real[J]\nmu ~ normal(0, 1)\nfor (j in 1 .. J)\n  t[j] ~ normal(mu, s[j])\n",
-     {"J": 2, "s": [1.0, 0.0]}, 5, "normal's parameters are invalid here"),
+     {"J": 2, "s": [1.0, 0.0]}, 5, "normal's parameters are invalid at site 't[2]' (Normal distribution got invalid "
+     "scale parameter.); its scale comes from constants and data alone"),  # not the latent mu's fault (review)
 ])
 def test_a_parameter_out_of_its_domain_names_the_statement_when_the_model_runs(text, data, line, message):
     import numpyro
@@ -203,7 +234,7 @@ def test_a_scale_fed_by_a_latent_is_told_to_give_that_latent_a_prior_on_its_doma
     import autoreparam as ar
 
     model, args, kwargs = compile_program("s ~ normal(-3, 0.1)\nx ~ normal(0, s)\n")
-    with pytest.raises(ProgramError, match=r"<program>:2:1: value error: .*a latent feeds it.*half_normal"):
+    with pytest.raises(ProgramError, match=r"<program>:2:1: value error: .*a latent feeds its scale: give that latent a prior.*half_normal"):
         ar.infer(model, *args, method="cp", kernel="nuts", num_chains=2, num_warmup=20, num_samples=20,
                  progress=False, **kwargs)
 
@@ -212,3 +243,14 @@ def test_a_loop_too_large_for_memory_is_named_before_anything_is_allocated():
     text = "data J: int\nmu ~ normal(0, 1)\nfor (j in 1 .. J)\n  t[j] ~ normal(mu, 1)\n"
     error = _error(text, {"J": 10**9})  # beyond 2**31 - 1 a size is refused as data already (it would wrap in JAX)
     assert error.kind == "shape" and error.pos.line == 3 and "1,000,000,000 elements" in str(error)
+
+
+def test_a_latent_scale_that_overflows_the_float_type_is_told_so_not_to_change_its_prior():
+    import numpyro
+
+    # exp(1000 s) for any s drawn from the prior is inf or 0 in float32 and float64 alike
+    model, args, kwargs = compile_program("s ~ normal(0, 1)\nx ~ normal(0, exp(1000 * s))\n")
+    with pytest.raises(ProgramError) as info:
+        numpyro.handlers.seed(model, 0)(*args, **kwargs)
+    assert "a latent feeds its scale, and here it is not finite, or 0 after underflowing" in str(info.value)
+    assert info.value.pos.line == 2

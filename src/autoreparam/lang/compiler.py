@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,9 +128,26 @@ class _Run:
                 self._check_data_parts(arg, f"{spec.name}'s {param}")
             value = self.ev.eval(arg)
             if is_static(value) and param not in spec.int_params:
-                value = np.asarray(value, dtype=_float_dtype())
+                value = self._as_model_float(value, f"{spec.name}'s {param}", stmt)
             values.append(value)
         return spec, values
+
+    @staticmethod
+    def _as_model_float(value, what: str, stmt) -> np.ndarray:
+        """A constant-and-data value in the model's float type; one beyond that type's range is refused.
+
+        Cast silently, ``normal(1e39, 1)`` became ``normal(inf, 1)`` in float32 behind NumPy's overflow
+        warning (found in review).
+        """
+        exact = np.asarray(value, dtype=np.float64)
+        largest = float(np.finfo(_float_dtype()).max)
+        beyond = np.isfinite(exact) & (np.abs(exact) > largest)
+        if np.any(beyond):
+            shown = np.ravel(exact[beyond] if exact.ndim else exact)[0]
+            raise ProgramError("value", stmt.pos, f"{what} is {shown:g} here, beyond the numbers the model computes "
+                               f"with (magnitude at most {largest:.2g}): rescale the model, or enable 64-bit JAX "
+                               "(jax.config.update('jax_enable_x64', True))")
+        return exact.astype(_float_dtype())
 
     def _element_key(self, target: ir.Index) -> tuple[int, ...]:
         key = tuple(self.scalar(i) for i in target.indices)
@@ -174,6 +192,7 @@ class _Run:
             if obs is not None and spec.support == "int" and not np.all(np.asarray(obs) == np.round(obs)):
                 raise ProgramError("data", stmt.pos, f"'{stmt.target.name}' is observed from {spec.name}, "
                                    "which needs integer data")
+            self._check_param_rule(name, spec, values, stmt)
             if obs is not None:
                 self._check_domain(name, spec, values, obs, stmt)
             return obs if obs is not None else np.zeros(self.ev.loop_shape())
@@ -189,20 +208,9 @@ class _Run:
         except ValueError as error:
             # NumPyro validates concrete parameters: constants and data (which the dry run, with no
             # distributions, cannot check), or a latent's value when the model runs eagerly.
-            if all(is_static(v) for v in values):
-                advice = "check the constants and data this statement gives it"
-            elif any(not bool(jnp.all(jnp.isfinite(jnp.asarray(v)))) or (param != "loc" and bool(jnp.any(v == 0)))
-                     for param, v in zip(spec.params, values)):
-                # e.g. exp() of a latent drawn far out: the prior is right, the float type overflowed (a
-                # depth-3 funnel at 2% of prior draws was told to fix its prior; found in review)
-                advice = (f"a latent feeds it, and here it is not finite, or 0 after underflowing, in "
-                          f"{_float_dtype()} (e.g. exp() of a latent drawn far out); enable 64-bit JAX "
-                          "(jax.config.update('jax_enable_x64', True)) or bound the expression")
-            else:
-                advice = ("a latent feeds it: give that latent a prior on the parameter's domain (e.g. a scale from "
-                          "half_normal, lognormal or exp() of a real latent)")
-            raise ProgramError("value", stmt.pos, f"{spec.name}'s parameters are invalid here ({error}); "
-                               f"{advice}").located(*self.source) from None
+            raise ProgramError("value", stmt.pos, f"{spec.name}'s parameters are invalid at site "
+                               f"'{name}{_first_invalid_element(spec, values, error)}' ({error}); "
+                               f"{_invalid_parameter_advice(spec, values, error)}").located(*self.source) from None
         loops = self.ev.loops
         with contextlib.ExitStack() as stack:
             for depth, loop in enumerate(loops):
@@ -213,6 +221,19 @@ class _Run:
                 plate = loop.plate if dim == -1 else f"{loop.plate} (dim {dim})"
                 stack.enter_context(numpyro.plate(plate, loop.size, dim=dim))
             return numpyro.sample(name, fn, obs=obs)
+
+    def _check_param_rule(self, site, spec, values, stmt):
+        """In the dry run, a rule among constant-and-data parameters that NumPyro leaves unchecked."""
+        if spec.param_rule is None or any(self._depends_on_latent(arg) for arg in self._argument_exprs(stmt)):
+            return  # latents are 0 in the dry run; a latent bound is the likelihood's business
+        what, valid = spec.param_rule
+        args = {param: np.asarray(value, dtype=np.float64) for param, value in zip(spec.params, values)}
+        mask = np.asarray(valid(args))
+        if not np.all(mask):
+            shown = ", ".join(f"{param} = {np.ravel(np.broadcast_to(value, mask.shape)[~mask])[0]:g}"
+                              for param, value in args.items())
+            raise ProgramError("value", stmt.pos, f"{spec.name} at site '{site}' needs {what}, but here {shown}: its "
+                               "log density would be NaN; check the constants and data this statement gives it")
 
     def _check_domain(self, site, spec, values, obs, stmt):
         if spec.domain is None:
@@ -360,7 +381,58 @@ class CompiledProgram:
         return Problem(name, self.model, self.args, dict(self.kwargs), f"program {self.path}", "Compiled from program text.")
 
 
+# NumPyro's names for the parameters it validates, where they differ from the language's
+_NUMPYRO_PARAMETER_NAMES = {"logits": "logit", "probs": "prob", "concentration": "shape", "concentration1": "alpha",
+                            "concentration0": "beta", "total_count": "count"}
+
+
+def _first_invalid_element(spec, values, error: ValueError) -> str:
+    """``[2]`` for the first element of a vectorised site whose parameter NumPyro refused, or ``""``."""
+    named = re.search(r"invalid (\w+) parameter", str(error))
+    if named is None:
+        return ""
+    with numpyro.validation_enabled(False):
+        fn = spec.build(*values)
+    constraint, value = fn.arg_constraints.get(named.group(1)), getattr(fn, named.group(1), None)
+    if constraint is None or value is None or jnp.ndim(value) == 0:
+        return ""
+    invalid = np.argwhere(~np.asarray(constraint.check(value)))
+    return f"[{', '.join(str(int(i) + 1) for i in invalid[0])}]" if len(invalid) else ""
+
+
+def _invalid_parameter_advice(spec, values, error: ValueError) -> str:
+    """What to fix when NumPyro refuses a distribution's parameters: advice for the argument it names.
+
+    The argument, not the statement, decides: in ``normal(mu, s[j])`` with a data scale of 0, blaming
+    the latent ``mu`` sent the user to the wrong line (found in review).
+    """
+    named = re.search(r"invalid (\w+) parameter", str(error))
+    culprit = _NUMPYRO_PARAMETER_NAMES.get(named.group(1), named.group(1)) if named else None
+    suspects = [(param, value) for param, value in zip(spec.params, values) if param == culprit]
+    suspects = suspects or list(zip(spec.params, values))
+    which = f"its {culprit}" if culprit in spec.params else "its parameters"
+    if all(is_static(value) for _, value in suspects):
+        return f"{which} comes from constants and data alone: check the constants and data this statement gives it"
+    if any(not bool(jnp.all(jnp.isfinite(jnp.asarray(value)))) or (param != "loc" and bool(jnp.any(value == 0)))
+           for param, value in suspects):
+        # e.g. exp() of a latent drawn far out: the prior is right, the float type overflowed (a
+        # depth-3 funnel at 2% of prior draws was told to fix its prior; found in review)
+        return (f"a latent feeds {which}, and here it is not finite, or 0 after underflowing, "
+                f"in {_float_dtype()} (e.g. exp() of a latent drawn far out); enable 64-bit JAX "
+                "(jax.config.update('jax_enable_x64', True)) or bound the expression")
+    return (f"a latent feeds {which}: give that latent a prior on the parameter's domain "
+            "(e.g. a scale from half_normal, lognormal or exp() of a real latent)")
+
+
 def _read_source(source) -> tuple[str, str]:
+    if not isinstance(source, (str, os.PathLike)):
+        # bytes, None or a number would otherwise be printed with str() and parsed as program text
+        hint = "; decode it first (source.decode('utf-8'))" if isinstance(source, (bytes, bytearray)) else ""
+        raise ProgramError("syntax", None, "the program must be its text (a str) or the path of a .arp file, "
+                           f"not {type(source).__name__}{hint}", path="<program>")
+    if isinstance(source, os.PathLike) and Path(source).suffix != ".arp":
+        raise ProgramError("syntax", None, "a program file's name must end in .arp (the program's text can be "
+                           "passed as a str instead)", path=str(source))
     if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source and source.endswith(".arp")):
         path = Path(source)
         if not path.is_file():

@@ -22,6 +22,22 @@ from autoreparam.lang.check import CheckedProgram
 from autoreparam.lang.errors import ProgramError
 
 
+class _RepeatedKey(Exception):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _object_without_repeated_keys(pairs: list) -> dict:
+    """A JSON object's pairs as a dict; a key given twice raises (json's default keeps the last silently)."""
+    seen = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _RepeatedKey(key)
+        seen[key] = value
+    return seen
+
+
 def read_data(data: Mapping | str | os.PathLike | None) -> dict:
     """A data mapping from a dict, a JSON file's path, or None (no data).
 
@@ -48,7 +64,10 @@ def read_data(data: Mapping | str | os.PathLike | None) -> dict:
     except OSError as error:
         raise ProgramError("data", None, f"the data file cannot be read: {error.strerror}", path=str(path)) from None
     try:
-        loaded = json.loads(text)
+        loaded = json.loads(text, object_pairs_hook=_object_without_repeated_keys)
+    except _RepeatedKey as repeated:
+        raise ProgramError("data", None, f"the data file gives field '{repeated.key}' twice; JSON keeps only the "
+                           "last, so remove the one you do not mean", path=str(path)) from None
     except json.JSONDecodeError as error:
         raise ProgramError("data", ir.Pos(error.lineno, error.colno), f"not valid JSON: {error.msg}", source=text,
                            path=str(path)) from None

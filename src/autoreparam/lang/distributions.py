@@ -35,6 +35,10 @@ class DistSpec:
     # inside). The mask may need ``domain_params`` (a binomial's count), used only when they are data.
     domain: tuple[str, Callable] | None = None
     domain_params: tuple[str, ...] = ()
+    # A rule among parameters that NumPyro does not validate (uniform's low < high: Uniform(1, 0) builds,
+    # and its log density is log(-1) = NaN): (what it requires, {param: value} -> mask of valid elements).
+    # Checked when the parameters it reads come from constants and data alone.
+    param_rule: tuple[str, Callable] | None = None
 
 
 class Poisson(dist.Poisson):
@@ -75,7 +79,8 @@ def _specs() -> dict[str, DistSpec]:
         DistSpec("gamma", ("shape", "rate"), dist.Gamma, domain=_POSITIVE),
         DistSpec("beta", ("alpha", "beta"), dist.Beta, domain=_OPEN_UNIT),
         DistSpec("uniform", ("low", "high"), dist.Uniform, domain_params=("low", "high"),
-                 domain=("values between low and high", lambda y, p: (y >= p["low"]) & (y <= p["high"]))),
+                 domain=("values between low and high", lambda y, p: (y >= p["low"]) & (y <= p["high"])),
+                 param_rule=("low below high", lambda p: p["low"] < p["high"])),
         DistSpec("bernoulli_logit", ("logit",), lambda logit: dist.Bernoulli(logits=logit), "int", domain=_BINARY),
         DistSpec("bernoulli", ("prob",), lambda prob: dist.Bernoulli(probs=prob), "int", domain=_BINARY),
         DistSpec("poisson_log", ("log_rate",), Poisson, "int", domain=_NON_NEGATIVE),
