@@ -312,7 +312,10 @@ def _glance(sbc_json: dict, fuzz_json: dict) -> list[str]:
                      f"({sum(n)} runs); {len(tested) - len(failed)} of {len(tested)} tested cells pass after Holm's "
                      f"correction at family-wise alpha = {ALPHA} per cell"
                      + (f", {len(methods) - len(tested)} have too few replications to test" if len(tested) < len(methods)
-                        else "") + ".")
+                        else "")
+                     # the scale a reader needs to judge the failures: what exact methods would show
+                     + f"; were every method exact, at most {ALPHA} x {len(tested)} = {ALPHA * len(tested):.2g} cells "
+                       "would be expected to fail by chance (Holm controls each cell's family-wise error at alpha).")
         lines.append("- Cells that **fail**: " + ("; ".join(
             f"{c['model']} {c['method']} (Holm p {fmt_p(c['min_adjusted_p'])}, worst {c['worst']}, "
             f"{c['untrustworthy']} of {c['replications']} runs flagged by `infer`)" for c in failed) if failed else "none")
