@@ -47,7 +47,8 @@ def test_a_shorter_step_that_draws_clearly_more_per_gradient_is_kept():
 
 def test_a_shorter_step_within_the_margin_gives_the_adapted_step_back():
     out, pilot, probed, _, notes = _probe(probe_ess=70.0 * PROBE_MARGIN * 0.99, best=_score(70.0))
-    assert np.allclose(out.adapt.step_size, 0.5) and not notes
+    assert np.allclose(out.adapt.step_size, 0.5) and "went on at the adapted step size" in notes[0]
+    assert f"against 70.00 (it needed {PROBE_MARGIN:g}x)" in notes[0]
     assert pilot.draws.shape[1] == 200 and probed is not None  # its draws are kept all the same
 
 

@@ -48,5 +48,9 @@ def probe_shorter_step(run, pilot_fn, label, param, chains, pilot, best, length:
         run.notes.append(f"a pilot at {PROBE_FACTOR:g}x the adapted step size drew {probed.ess_per_1000_grads:.2f} "
                          f"ESS per 1000 gradients against {best.ess_per_1000_grads:.2f}: the draws went on at it")
     else:
+        # said in the decision too: a reader of the pilot table otherwise sees a probe and no verdict
+        run.notes.append(f"a pilot at {PROBE_FACTOR:g}x the adapted step size drew {probed.ess_per_1000_grads:.2f} "
+                         f"ESS per 1000 gradients against {best.ess_per_1000_grads:.2f} (it needed {PROBE_MARGIN:g}x"
+                         f"{'' if probed.usable else ' and a usable pilot'}): the draws went on at the adapted step size")
         shorter = shorter._replace(adapt=shorter.adapt._replace(step_size=adapted))
     return shorter, join([pilot, probe]), probed
