@@ -137,8 +137,12 @@ FLOAT32_CASES = {
     "observed 1 in float32 under a beta": ("observe y = 0.99999999\ny ~ beta(2, 2)\n", None, "data", 2, 1,
                                            "observed y = 0.99999999 (in the model's float32: 1) is outside the "
                                            "support of beta"),
-    "constant beyond float32": ("mu ~ normal(1e39, 1)\n", None, "value", 1, 1,
-                                "normal's loc is 1e+39 here, beyond the numbers the model computes with"),
+    "constant beyond float32": ("mu ~ normal(1e39, 1)\n", None, "value", 1, 13,
+                                "the number 1e+39 is beyond the numbers the model computes with (float32"),
+    "constant beyond float32 beside a latent": ("s ~ normal(0, 1)\nmu ~ normal(s * 1e39, 1)\n", None, "value", 2, 17,
+                                                "the number 1e+39 is beyond"),
+    "computed constant beyond float32": ("mu ~ normal(1e30 * 1e30, 1)\n", None, "value", 1, 1,
+                                         "normal's loc is 1e+60 here, beyond the numbers the model computes with"),
     "observed 0 in float32 under a lognormal": ("observe y = 1e-50\ny ~ lognormal(0, 1)\n", None, "data", 2, 1,
                                                 "(in the model's float32: 0) is outside the support of lognormal"),
 }

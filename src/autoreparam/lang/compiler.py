@@ -424,6 +424,24 @@ def _invalid_parameter_advice(spec, values, error: ValueError) -> str:
             "(e.g. a scale from half_normal, lognormal or exp() of a real latent)")
 
 
+def _check_literals(program: ir.Program) -> None:
+    """A number written in the program must fit the float type the model computes with.
+
+    ``s * 1e39`` in float32 went to JAX as a Python float, overflowed to inf behind NumPy's warning
+    (and crashed the interpreter where warnings are errors; found in review).
+    """
+    largest = float(np.finfo(_float_dtype()).max)
+    for stmt in ir.walk_statements(program.statements):
+        exprs = {ir.Sample: lambda s: s.args, ir.Assign: lambda s: (s.value, s.target),
+                 ir.For: lambda s: (s.lower, s.upper)}.get(type(stmt), lambda s: ())(stmt)
+        for expr in exprs:
+            for sub in ir.walk_expr(expr):
+                if isinstance(sub, ir.Num) and abs(sub.value) > largest:
+                    raise ProgramError("value", sub.pos, f"the number {sub.value:g} is beyond the numbers the model "
+                                       f"computes with ({_float_dtype()}: magnitude at most {largest:.2g}): rescale "
+                                       "the model, or enable 64-bit JAX (jax.config.update('jax_enable_x64', True))")
+
+
 def _read_source(source) -> tuple[str, str]:
     if not isinstance(source, (str, os.PathLike)):
         # bytes, None or a number would otherwise be printed with str() and parsed as program text
@@ -459,6 +477,7 @@ def compile_program(source, data: Mapping | str | os.PathLike | None = None, *, 
     program = parse(text, path=path)
     given = read_data(data)  # a data file's own faults name that file, not a line of the program
     try:
+        _check_literals(program)
         checked = check(program)
         arrays = bind_data(checked, given)
         _check_declared_sizes(checked, arrays)
