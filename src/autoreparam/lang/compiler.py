@@ -11,12 +11,10 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import jax.numpy as jnp
 import numpy as np
 import numpyro
 
@@ -28,10 +26,7 @@ from autoreparam.lang.errors import ProgramError
 from autoreparam.lang.evaluate import ElementArray, Evaluator, Loop, is_static, jax_ready
 from autoreparam.lang.printer import print_expr
 from autoreparam.lang.syntax import parse
-
-
-def _float_dtype():
-    return jnp.result_type(float)  # float32 unless jax_enable_x64
+from autoreparam.lang.values import check_literals, first_invalid_element, float_dtype, invalid_parameter_advice
 
 
 # Elements of nested vectorised loops (plates): 10^8 float32 values are 400 MB per copy, and the sampler
@@ -140,14 +135,14 @@ class _Run:
         warning (found in review).
         """
         exact = np.asarray(value, dtype=np.float64)
-        largest = float(np.finfo(_float_dtype()).max)
+        largest = float(np.finfo(float_dtype()).max)
         beyond = np.isfinite(exact) & (np.abs(exact) > largest)
         if np.any(beyond):
             shown = np.ravel(exact[beyond] if exact.ndim else exact)[0]
             raise ProgramError("value", stmt.pos, f"{what} is {shown:g} here, beyond the numbers the model computes "
                                f"with (magnitude at most {largest:.2g}): rescale the model, or enable 64-bit JAX "
                                "(jax.config.update('jax_enable_x64', True))")
-        return exact.astype(_float_dtype())
+        return exact.astype(float_dtype())
 
     def _element_key(self, target: ir.Index) -> tuple[int, ...]:
         key = tuple(self.scalar(i) for i in target.indices)
@@ -197,7 +192,7 @@ class _Run:
                 self._check_domain(name, spec, values, obs, stmt)
             return obs if obs is not None else np.zeros(self.ev.loop_shape())
         if obs is not None and spec.support == "real" and isinstance(obs, np.ndarray):
-            obs = obs.astype(_float_dtype())
+            obs = obs.astype(float_dtype())
         for param, value in zip(spec.params, values):
             if is_static(value) and not np.all(np.isfinite(np.asarray(value, dtype=np.float64))):
                 raise ProgramError("value", stmt.pos, f"{spec.name}'s {param} is infinite or NaN here (e.g. a division "
@@ -209,8 +204,8 @@ class _Run:
             # NumPyro validates concrete parameters: constants and data (which the dry run, with no
             # distributions, cannot check), or a latent's value when the model runs eagerly.
             raise ProgramError("value", stmt.pos, f"{spec.name}'s parameters are invalid at site "
-                               f"'{name}{_first_invalid_element(spec, values, error)}' ({error}); "
-                               f"{_invalid_parameter_advice(spec, values, error)}").located(*self.source) from None
+                               f"'{name}{first_invalid_element(spec, values, error)}' ({error}); "
+                               f"{invalid_parameter_advice(spec, values, error)}").located(*self.source) from None
         loops = self.ev.loops
         with contextlib.ExitStack() as stack:
             for depth, loop in enumerate(loops):
@@ -246,7 +241,7 @@ class _Run:
         given = computed = np.asarray(obs)
         if spec.support == "real":  # as the model observes them (``site``): 0.99999999 is 1 in float32
             with np.errstate(over="ignore", under="ignore"):
-                computed = given.astype(_float_dtype())
+                computed = given.astype(float_dtype())
         mask = np.broadcast_to(inside(computed, args), np.shape(obs))
         if not np.all(mask):
             where = tuple(int(i) for i in np.argwhere(~mask)[0])
@@ -285,7 +280,7 @@ class _Run:
             # As the model will compute it: the static part in float64, then meeting the latent in JAX's
             # float type (float32 unless jax_enable_x64), where exp(100) is inf and 1e-46 is 0 (found in review).
             with np.errstate(over="ignore", under="ignore"):
-                value = np.asarray(self.ev.eval(sub), dtype=np.float64).astype(_float_dtype())
+                value = np.asarray(self.ev.eval(sub), dtype=np.float64).astype(float_dtype())
             if not np.all(np.isfinite(value)) or (divisor and np.any(value == 0)):
                 bad = int(np.sum(~np.isfinite(value) | ((value == 0) & divisor)))
                 what = ("is 0 for the data given, and divides" if divisor and np.all(np.isfinite(value)) else
@@ -381,67 +376,6 @@ class CompiledProgram:
         return Problem(name, self.model, self.args, dict(self.kwargs), f"program {self.path}", "Compiled from program text.")
 
 
-# NumPyro's names for the parameters it validates, where they differ from the language's
-_NUMPYRO_PARAMETER_NAMES = {"logits": "logit", "probs": "prob", "concentration": "shape", "concentration1": "alpha",
-                            "concentration0": "beta", "total_count": "count"}
-
-
-def _first_invalid_element(spec, values, error: ValueError) -> str:
-    """``[2]`` for the first element of a vectorised site whose parameter NumPyro refused, or ``""``."""
-    named = re.search(r"invalid (\w+) parameter", str(error))
-    if named is None:
-        return ""
-    with numpyro.validation_enabled(False):
-        fn = spec.build(*values)
-    constraint, value = fn.arg_constraints.get(named.group(1)), getattr(fn, named.group(1), None)
-    if constraint is None or value is None or jnp.ndim(value) == 0:
-        return ""
-    invalid = np.argwhere(~np.asarray(constraint.check(value)))
-    return f"[{', '.join(str(int(i) + 1) for i in invalid[0])}]" if len(invalid) else ""
-
-
-def _invalid_parameter_advice(spec, values, error: ValueError) -> str:
-    """What to fix when NumPyro refuses a distribution's parameters: advice for the argument it names.
-
-    The argument, not the statement, decides: in ``normal(mu, s[j])`` with a data scale of 0, blaming
-    the latent ``mu`` sent the user to the wrong line (found in review).
-    """
-    named = re.search(r"invalid (\w+) parameter", str(error))
-    culprit = _NUMPYRO_PARAMETER_NAMES.get(named.group(1), named.group(1)) if named else None
-    suspects = [(param, value) for param, value in zip(spec.params, values) if param == culprit]
-    suspects = suspects or list(zip(spec.params, values))
-    which = f"its {culprit}" if culprit in spec.params else "its parameters"
-    if all(is_static(value) for _, value in suspects):
-        return f"{which} comes from constants and data alone: check the constants and data this statement gives it"
-    if any(not bool(jnp.all(jnp.isfinite(jnp.asarray(value)))) or (param != "loc" and bool(jnp.any(value == 0)))
-           for param, value in suspects):
-        # e.g. exp() of a latent drawn far out: the prior is right, the float type overflowed (a
-        # depth-3 funnel at 2% of prior draws was told to fix its prior; found in review)
-        return (f"a latent feeds {which}, and here it is not finite, or 0 after underflowing, "
-                f"in {_float_dtype()} (e.g. exp() of a latent drawn far out); enable 64-bit JAX "
-                "(jax.config.update('jax_enable_x64', True)) or bound the expression")
-    return (f"a latent feeds {which}: give that latent a prior on the parameter's domain "
-            "(e.g. a scale from half_normal, lognormal or exp() of a real latent)")
-
-
-def _check_literals(program: ir.Program) -> None:
-    """A number written in the program must fit the float type the model computes with.
-
-    ``s * 1e39`` in float32 went to JAX as a Python float, overflowed to inf behind NumPy's warning
-    (and crashed the interpreter where warnings are errors; found in review).
-    """
-    largest = float(np.finfo(_float_dtype()).max)
-    for stmt in ir.walk_statements(program.statements):
-        exprs = {ir.Sample: lambda s: s.args, ir.Assign: lambda s: (s.value, s.target),
-                 ir.For: lambda s: (s.lower, s.upper)}.get(type(stmt), lambda s: ())(stmt)
-        for expr in exprs:
-            for sub in ir.walk_expr(expr):
-                if isinstance(sub, ir.Num) and abs(sub.value) > largest:
-                    raise ProgramError("value", sub.pos, f"the number {sub.value:g} is beyond the numbers the model "
-                                       f"computes with ({_float_dtype()}: magnitude at most {largest:.2g}): rescale "
-                                       "the model, or enable 64-bit JAX (jax.config.update('jax_enable_x64', True))")
-
-
 def _read_source(source) -> tuple[str, str]:
     if not isinstance(source, (str, os.PathLike)):
         # bytes, None or a number would otherwise be printed with str() and parsed as program text
@@ -477,7 +411,7 @@ def compile_program(source, data: Mapping | str | os.PathLike | None = None, *, 
     program = parse(text, path=path)
     given = read_data(data)  # a data file's own faults name that file, not a line of the program
     try:
-        _check_literals(program)
+        check_literals(program)
         checked = check(program)
         arrays = bind_data(checked, given)
         _check_declared_sizes(checked, arrays)
