@@ -307,6 +307,26 @@ def test_auto_starts_elsewhere_when_the_origin_has_no_density(monkeypatch):
     assert np.all(np.asarray(result.samples["x"]) > 0.25)
 
 
+def test_jittered_starts_behind_a_wall_are_pulled_towards_the_centre():
+    """In 64 bits the jitter put a chain at x = 0.14, behind the wall, where NUTS cannot move: its
+    step size fell to 4e-20 and it stayed (found running the suite under jax_enable_x64)."""
+    from autoreparam.auto.start import starts_inside
+    from autoreparam.coordinates import Coordinates
+    from autoreparam.reparam import analyse_model, select_sites
+
+    coords = Coordinates(origin_excluded, (), {}, select_sites(analyse_model(origin_excluded), "default"))
+    x = int(np.flatnonzero(np.asarray(coords.ravel({"x": jnp.array(1.0), "a": jnp.zeros(3)})))[0])
+    centre = np.zeros(coords.dim)
+    centre[x] = 0.3
+    offsets = np.zeros((4, coords.dim))
+    offsets[:, x] = [0.5, -0.04, -0.2, -2.0]  # inside, inside, behind the wall, behind it by far
+    positions, _ = starts_inside(coords, centre, offsets)
+    densities = [float(coords.log_density_cp(coords.unravel(jnp.asarray(p)))) for p in positions]
+    assert np.all(np.isfinite(densities)) and np.all(positions[:, x] > 0.25)
+    np.testing.assert_allclose(positions[:2, x], [0.8, 0.26], rtol=1e-6)  # starts with a density keep theirs
+    np.testing.assert_allclose(positions[2:, x], [0.3 - 0.2 / 8, 0.3], rtol=1e-6)  # halved to inside; at the centre
+
+
 WALL = 200.0  # curvature of the penalty beyond x = 1: the posterior's sd there is about 0.07
 
 

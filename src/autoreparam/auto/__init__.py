@@ -48,7 +48,7 @@ from autoreparam.auto.redraw import (READAPT, differs, fixed_if_divergent, fixed
 from autoreparam.auto.rescue import FROZEN_STEP, fitted_start, froze
 from autoreparam.auto.rule_lambda import RuleLambda
 from autoreparam.auto.run_on import over_line, run_on_if_short
-from autoreparam.auto.start import RESOLVABLE, climb_to_resolvable, unresolvable
+from autoreparam.auto.start import RESOLVABLE, climb_to_resolvable, starts_inside, unresolvable
 from autoreparam.auto.step_probe import probe_shorter_step
 from autoreparam.coordinates import Coordinates
 from autoreparam.diagnostics.standard import StandardDiagnostics
@@ -183,14 +183,23 @@ class _Run:
         return out
 
 
-def _start_positions(coords: Coordinates, free_init: dict | None, num_chains: int, seed: int) -> np.ndarray:
+def _start_positions(run: _Run, coords: Coordinates, free_init: dict | None, num_chains: int, seed: int,
+                     walled: bool) -> np.ndarray:
     """The initial values in the centred unconstrained coordinates (None: the origin), jittered
     uniformly in (-1, 1) per chain (Stan draws inits from (-2, 2); half that keeps the early warm-up
-    short while still dispersing the chains for R-hat)."""
+    short while still dispersing the chains for R-hat). ``walled``: the origin had no density, so
+    every start is checked to have one (``auto.start.starts_inside``); its seconds count as warm-up
+    and compilation."""
     centre = np.zeros(coords.dim, float_dtype()) if free_init is None else np.asarray(coords.ravel(free_init),
                                                                                    dtype=float_dtype())
-    rng = np.random.default_rng(seed)
-    return (centre + rng.uniform(-1.0, 1.0, (num_chains, centre.size))).astype(float_dtype())
+    offsets = np.random.default_rng(seed).uniform(-1.0, 1.0, (num_chains, centre.size))
+    if not walled:
+        return (centre + offsets).astype(float_dtype())
+    positions, seconds = starts_inside(coords, centre, offsets)
+    run.timing["compile"] += seconds["compile"]
+    run.other_compilations += seconds["compile"] > 0
+    run.timing["warmup"] += seconds["run"]
+    return positions
 
 
 def _climb(run: _Run, coords: Coordinates) -> tuple[dict, Parameterisation, dict]:
@@ -225,7 +234,7 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
     """
     plan, run = coords.plan, _Run(coords, config, seed, progress, vi_config)
     centred = Parameterisation.centred(plan)
-    at_origin = False
+    at_origin = walled = False  # walled: the origin has no density, so a jittered start may have none either
     if init_values is None and plan.sites:
         param, origin, at_origin = run.lambda_at_origin()
         if at_origin:
@@ -238,8 +247,10 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
             init_values, free_init = initial_values(coords.model, coords.model_args, coords.model_kwargs, coords.names,
                                                     seed=seed, unconstrained=True, default=ORIGIN)
             run.timing["analysis"] = time.perf_counter() - started  # infer adds it to its own analysis phase
+            walled = bool(plan.sites)
         param = run.lambda_at(coords.ravel_original(init_values)[None]) if plan.sites else centred
-    chains = run.sampler.start(_start_positions(coords, free_init, num_chains, seed), np.ones(coords.dim), 1.0, seed)
+    chains = run.sampler.start(_start_positions(run, coords, free_init, num_chains, seed, walled), np.ones(coords.dim),
+                               1.0, seed)
     chains, param, parts, done, frozen = _warm_up(run, param, chains, source=centred, fresh=True, watch=True)
     if frozen:
         chains, param, parts, done = _start_again(run, param, chains, parts, done, init_values, num_chains, seed)

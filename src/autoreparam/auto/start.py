@@ -92,3 +92,42 @@ def climb_to_resolvable(coords: Coordinates, start: np.ndarray) -> tuple[np.ndar
         key, lambda: _build(coords), (coords.data, jnp.asarray(start, float_dtype())))
     return (np.asarray(x), np.asarray(original), float(density), int(steps),
             {"compile": compile_seconds, "run": run_seconds})
+
+
+# A jittered start with no density halves its offset from the centre this many times, then sits at it.
+MAX_HALVINGS = 5
+
+
+def _densities(coords: Coordinates):
+    def densities(data, positions):
+        bound = coords.with_data(data)
+        return jax.vmap(lambda x: bound.log_density_cp(bound.unravel(x)))(positions)
+
+    return densities
+
+
+def starts_inside(coords: Coordinates, centre: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, dict]:
+    """Chains at ``centre + offsets`` (centred unconstrained), each with a finite log density, and compile /
+    run seconds.
+
+    For models whose origin has no density (``initial.initial_values`` found the centre elsewhere), the
+    space has walls (a ``factor`` of -inf, a support that moves with a latent), and a jittered start could
+    land behind one: NUTS cannot leave a start of log density -inf, its step size fell to 4e-20 and the
+    chain stayed there (found running the suite in 64 bits, where the jitter crossed a wall at x = 0.25).
+    So a chain whose start has no density halves its offset, up to `MAX_HALVINGS` times, then starts at
+    the centre, whose density is finite. Stan redraws such an init (up to 100 times) instead."""
+    key = ("start_densities", coords.program_key)
+    scale = np.ones(len(offsets))
+    seconds = {"compile": 0.0, "run": 0.0}
+    for _ in range(MAX_HALVINGS + 1):
+        positions = (centre + scale[:, None] * offsets).astype(float_dtype())
+        density, compile_seconds, run_seconds = PROGRAMS(key, lambda: _densities(coords),
+                                                         (coords.data, jnp.asarray(positions)))
+        seconds["compile"] += compile_seconds
+        seconds["run"] += run_seconds
+        outside = ~np.isfinite(np.asarray(density))
+        if not outside.any():
+            return positions, seconds
+        scale[outside] /= 2.0
+    scale[outside] = 0.0
+    return (centre + scale[:, None] * offsets).astype(float_dtype()), seconds
