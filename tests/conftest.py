@@ -14,9 +14,20 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("AUTOREPARAM_COMPILATION_CACHE", "0")
 
 import jax  # noqa: E402
+import pytest  # noqa: E402
 
 if os.environ.get("AUTOREPARAM_TEST_X64") == "1":
     jax.config.update("jax_enable_x64", True)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under AUTOREPARAM_TEST_X64=1, tests marked ``float32`` (what float64 holds, float32 does not) are skipped."""
+    if not jax.config.jax_enable_x64:
+        return
+    skip = pytest.mark.skip(reason="checks float32 behaviour; this run is in float64 (AUTOREPARAM_TEST_X64=1)")
+    for item in items:
+        if item.get_closest_marker("float32") is not None:
+            item.add_marker(skip)
 
 
 class XlaCompilations(logging.Handler):

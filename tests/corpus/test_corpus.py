@@ -170,6 +170,7 @@ def test_arguments_are_checked_where_the_programs_are_made(tmp_path):
         write_corpus(tmp_path / "c", n=3)
 
 
+@pytest.mark.float32
 def test_a_scale_that_underflows_in_float32_is_named_as_such():
     # Program 469 of seed 11, a depth-3 funnel: exp(z2) is 0 in float32 at this prior draw, and the
     # error told the user to give z2 a prior on the scale's domain, which it has.

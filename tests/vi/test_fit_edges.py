@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import numpyro
 import numpyro.distributions as dist
+import pytest
 
 from autoreparam.coordinates import Coordinates
 from autoreparam.reparam.parameterisation import Parameterisation
@@ -52,6 +53,7 @@ def test_the_final_elbo_uses_every_draw_asked_for():
     assert abs(sixteen.elbo - twenty_four.elbo) > 1e-4
 
 
+@pytest.mark.float32
 def test_a_gradient_that_overflows_adam_is_a_skipped_step_not_a_frozen_fit():
     """x ~ N(0, 1e-12): the gradient at q's draws is finite, its square is not in float32."""
 

@@ -24,6 +24,7 @@ from autoreparam.mcmc.programs import PROGRAMS
 from autoreparam.mcmc.sharding import shard_chains
 from autoreparam.mcmc.step_size import make_rule
 from autoreparam.mcmc.warmup import schedule, window_adaptation
+from autoreparam.precision import float_dtype
 from autoreparam.reparam.parameterisation import Parameterisation
 
 
@@ -149,7 +150,7 @@ class CycleSampler:
         if len(params) != self.num_spaces:
             raise ValueError(f"expected {self.num_spaces} parameterisation(s), got {len(params)}")
         per_space = per_space_leapfrog(num_leapfrog, self.num_spaces)
-        positions = jnp.asarray(init_positions)
+        positions = jnp.asarray(init_positions, dtype=float_dtype())  # as `SegmentSampler.start`
         num_chains = positions.shape[0]
         inverse_mass = jnp.asarray(inverse_mass, dtype=positions.dtype)
         inverse_mass = jnp.broadcast_to(inverse_mass.reshape(-1, self.num_spaces, positions.shape[1]),

@@ -276,7 +276,9 @@ class SegmentSampler:
     # --- running ---------------------------------------------------------------------------------
     def start(self, positions, inverse_mass, step_size: float, seed: int) -> Chains:
         """Chains at ``positions`` (chains, dim) with a fresh adaptation seeded by ``inverse_mass``."""
-        positions = jnp.asarray(positions)
+        # JAX's default float, as the adaptation's own state is: float32 positions under jax_enable_x64
+        # made the warm-up's branches disagree in type (found running the suite in 64 bits)
+        positions = jnp.asarray(positions, dtype=float_dtype())
         num_chains = positions.shape[0]
         args = (positions, jnp.asarray(inverse_mass, dtype=positions.dtype), jnp.asarray(step_size, dtype=positions.dtype),
                 jax.random.PRNGKey(seed))

@@ -29,6 +29,7 @@ import optax
 from autoreparam.coordinates import Coordinates
 from autoreparam.graph import ModelGraph
 from autoreparam.initial import initial_values
+from autoreparam.precision import float_dtype
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import select_sites
 from autoreparam.reparam.sites import analyse_model
@@ -94,20 +95,20 @@ class ModelObjective:
     def _label_parameterisation(self) -> Parameterisation | None:
         if not self.label or not self.label.get("vip_lambda"):
             return None
-        lam = {n: np.asarray(self.label["vip_lambda"][n], dtype=np.float32).reshape(self.plan.site(n).shape)
+        lam = {n: np.asarray(self.label["vip_lambda"][n], dtype=float_dtype()).reshape(self.plan.site(n).shape)
                for n in self.plan.names}
         return Parameterisation.tied(self.plan, lam)
 
     # --- q ---------------------------------------------------------------------------------------
     def initial_q(self, values: np.ndarray) -> MeanField:
         """q in the coordinates of ``values``: the label's VIP q moved through the original coordinates."""
-        target = self.parameterisation(jnp.asarray(values, dtype=jnp.float32))
+        target = self.parameterisation(jnp.asarray(values, dtype=float_dtype()))
         source = self._label_parameterisation()
         fit = (self.label or {}).get("fits", {}).get("vip")
         if source is not None and fit and fit.get("loc") is not None:
-            z = self.coords.to_original(self.coords.unravel(jnp.asarray(fit["loc"], jnp.float32)), source)
+            z = self.coords.to_original(self.coords.unravel(jnp.asarray(fit["loc"], float_dtype())), source)
             loc = self.coords.ravel(self.coords.from_original(z, target))
-            scale = jnp.asarray(fit["scale"], jnp.float32)
+            scale = jnp.asarray(fit["scale"], float_dtype())
             if bool(jnp.all(jnp.isfinite(loc))) and bool(jnp.all(jnp.isfinite(scale))):
                 return MeanField(loc, inverse_softplus(jnp.maximum(scale, 1e-4)))
         loc = self.coords.ravel(self.coords.from_original(self._init, target))
@@ -147,8 +148,10 @@ class ModelObjective:
 
     def lower(self, outputs: int = 1):
         """Trace the step program (NumPyro's handler stack is global: trace in one thread only)."""
-        q = init_meanfield(jnp.zeros(self.coords.dim, jnp.float32), 1.0)
-        values = jnp.full((self.num_elements, outputs), 0.5, jnp.float32)
+        # JAX's default float throughout (float64 under jax_enable_x64): q starts from the model's own
+        # values, and a float32 program refused them there (found running the suite in 64 bits)
+        q = init_meanfield(jnp.zeros(self.coords.dim, float_dtype()), 1.0)
+        values = jnp.full((self.num_elements, outputs), 0.5, float_dtype())
         return jax.jit(self._step).lower(q, self._optimiser.init(q), values, jax.random.PRNGKey(0), jnp.int32(1))
 
     def compile(self, outputs: int = 1, lowered=None) -> None:
@@ -163,7 +166,7 @@ class ModelObjective:
 
     def __call__(self, values: np.ndarray, key) -> tuple[float, np.ndarray, bool]:
         """``(ELBO, dELBO/dvalues, finite)`` at the centring ``values (M, k)``, after q's inner steps."""
-        values = jnp.asarray(values, dtype=jnp.float32)
+        values = jnp.asarray(values, dtype=float_dtype())
         self.compile(values.shape[1])
         steps = self.config.inner_steps
         if self.state is None:

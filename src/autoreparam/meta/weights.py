@@ -87,7 +87,11 @@ def save_network(stem: str | Path, network: MetaGNN | MetaEnsemble, record: dict
     stem.parent.mkdir(parents=True, exist_ok=True)
     arrays = stem_file(stem, ".eqx")
     tmp = arrays.with_name(arrays.name + ".tmp")
-    eqx.tree_serialise_leaves(tmp, network)
+    # float32 on disk whatever JAX's precision, as `load_network` reads them: a network trained under
+    # jax_enable_x64 was written in float64 and could not be read back (found running the suite in 64 bits)
+    eqx.tree_serialise_leaves(tmp, jax.tree.map(
+        lambda leaf: leaf.astype(jnp.float32) if eqx.is_array(leaf) and jnp.issubdtype(leaf.dtype, jnp.floating)
+        else leaf, network))
     tmp.replace(arrays)
     card = {"format": FORMAT, "version": VERSION, "architecture": architecture(network),
             "node_feature_names": list(NODE_FEATURE_NAMES), "element_feature_names": list(ELEMENT_FEATURE_NAMES),
