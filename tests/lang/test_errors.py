@@ -199,6 +199,8 @@ def test_a_program_path_without_the_arp_suffix_is_refused(tmp_path):
     program = tmp_path / "groups.txt"
     program.write_text(GROUPS)
     assert "must end in .arp" in str(_error(Path(program), GOOD_DATA))
+    assert "must end in .arp" in str(_error(str(program), GOOD_DATA))  # a str naming it, too
+    assert _error("x" * 5000 + ".arp2").kind == "syntax"  # a name too long for the file system is text
 
 
 def test_a_program_file_that_is_not_utf8_names_the_file(tmp_path):

@@ -376,13 +376,24 @@ class CompiledProgram:
         return Problem(name, self.model, self.args, dict(self.kwargs), f"program {self.path}", "Compiled from program text.")
 
 
+def _names_another_file(source) -> bool:
+    """A one-line str naming an existing file that is not a ``.arp`` (``"model.txt"``): read as program
+    text, it would fail as a syntax error at line 1 rather than say what is wrong."""
+    if not isinstance(source, str) or "\n" in source or source.endswith(".arp") or not Path(source).suffix:
+        return False
+    try:
+        return Path(source).is_file()
+    except (OSError, ValueError):  # a name too long for the file system, or with a NUL: text, then
+        return False
+
+
 def _read_source(source) -> tuple[str, str]:
     if not isinstance(source, (str, os.PathLike)):
         # bytes, None or a number would otherwise be printed with str() and parsed as program text
         hint = "; decode it first (source.decode('utf-8'))" if isinstance(source, (bytes, bytearray)) else ""
         raise ProgramError("syntax", None, "the program must be its text (a str) or the path of a .arp file, "
                            f"not {type(source).__name__}{hint}", path="<program>")
-    if isinstance(source, os.PathLike) and Path(source).suffix != ".arp":
+    if isinstance(source, os.PathLike) and Path(source).suffix != ".arp" or _names_another_file(source):
         raise ProgramError("syntax", None, "a program file's name must end in .arp (the program's text can be "
                            "passed as a str instead)", path=str(source))
     if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source and source.endswith(".arp")):
