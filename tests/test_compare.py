@@ -25,7 +25,9 @@ def test_nuts_comparison_has_cp_ncp_vip_and_auto(schools):
     for label in ("CP-NUTS", "NCP-NUTS", "VIP-NUTS", "auto", "trust", "seconds"):
         assert label in text
     assert "auto: NUTS in" in text  # auto's decision is shown
-    assert all(s > 0 for m, s in result.seconds.items())
+    # compilation may be 0: programs an earlier test of this worker compiled are found in the cache (seen
+    # in a 64-bit run of the suite); every method's own seconds are not
+    assert all(s > 0 for m, s in result.seconds.items() if m != "compile") and result.seconds["compile"] >= 0
 
 
 def test_paper_hmc_comparison_on_request(schools):
