@@ -44,13 +44,13 @@ def probe_shorter_step(run, pilot_fn, label, param, chains, pilot, best, length:
     shorter, probe, probed = pilot_fn(run, f"{label} at {PROBE_FACTOR:g}x the step size", param, shorter, length,
                                       None, target=target)
     kept = probed.ess_per_1000_grads > PROBE_MARGIN * best.ess_per_1000_grads and probed.usable
+    # Said either way: a reader of the pilot table otherwise sees a probe and no verdict.
+    drew = (f"a pilot at {PROBE_FACTOR:g}x the adapted step size drew {probed.ess_per_1000_grads:.2f} ESS per 1000 "
+            f"gradients against {best.ess_per_1000_grads:.2f}")
     if kept:
-        run.notes.append(f"a pilot at {PROBE_FACTOR:g}x the adapted step size drew {probed.ess_per_1000_grads:.2f} "
-                         f"ESS per 1000 gradients against {best.ess_per_1000_grads:.2f}: the draws went on at it")
+        run.notes.append(f"{drew}: the draws went on at it")
     else:
-        # said in the decision too: a reader of the pilot table otherwise sees a probe and no verdict
-        run.notes.append(f"a pilot at {PROBE_FACTOR:g}x the adapted step size drew {probed.ess_per_1000_grads:.2f} "
-                         f"ESS per 1000 gradients against {best.ess_per_1000_grads:.2f} (it needed {PROBE_MARGIN:g}x"
-                         f"{'' if probed.usable else ' and a usable pilot'}): the draws went on at the adapted step size")
+        run.notes.append(f"{drew} (it needed {PROBE_MARGIN:g}x{'' if probed.usable else ' and a usable pilot'}): "
+                         "the draws went on at the adapted step size")
         shorter = shorter._replace(adapt=shorter.adapt._replace(step_size=adapted))
     return shorter, join([pilot, probe]), probed

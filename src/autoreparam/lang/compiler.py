@@ -26,7 +26,8 @@ from autoreparam.lang.errors import ProgramError
 from autoreparam.lang.evaluate import ElementArray, Evaluator, Loop, is_static, jax_ready
 from autoreparam.lang.printer import print_expr
 from autoreparam.lang.syntax import parse
-from autoreparam.lang.values import check_literals, first_invalid_element, float_dtype, invalid_parameter_advice
+from autoreparam.lang.values import check_literals, first_invalid_element, invalid_parameter_advice
+from autoreparam.precision import float_dtype
 
 
 # Elements of nested vectorised loops (plates): 10^8 float32 values are 400 MB per copy, and the sampler

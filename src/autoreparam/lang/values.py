@@ -16,25 +16,27 @@ import numpyro
 from autoreparam.lang import ir
 from autoreparam.lang.errors import ProgramError
 from autoreparam.lang.evaluate import is_static
-
-
-def float_dtype():
-    return jnp.result_type(float)  # float32 unless jax_enable_x64
-
+from autoreparam.precision import float_dtype
 
 # NumPyro's names for the parameters it validates, where they differ from the language's
 _NUMPYRO_PARAMETER_NAMES = {"logits": "logit", "probs": "prob", "concentration": "shape", "concentration1": "alpha",
                             "concentration0": "beta", "total_count": "count"}
 
 
+def _refused_parameter(error: ValueError) -> str | None:
+    """NumPyro's name of the parameter its validation error names ("... got invalid scale parameter.")."""
+    named = re.search(r"invalid (\w+) parameter", str(error))
+    return named.group(1) if named else None
+
+
 def first_invalid_element(spec, values, error: ValueError) -> str:
     """``[2]`` for the first element of a vectorised site whose parameter NumPyro refused, or ``""``."""
-    named = re.search(r"invalid (\w+) parameter", str(error))
-    if named is None:
+    refused = _refused_parameter(error)
+    if refused is None:
         return ""
     with numpyro.validation_enabled(False):
         fn = spec.build(*values)
-    constraint, value = fn.arg_constraints.get(named.group(1)), getattr(fn, named.group(1), None)
+    constraint, value = fn.arg_constraints.get(refused), getattr(fn, refused, None)
     if constraint is None or value is None or jnp.ndim(value) == 0:
         return ""
     invalid = np.argwhere(~np.asarray(constraint.check(value)))
@@ -47,8 +49,8 @@ def invalid_parameter_advice(spec, values, error: ValueError) -> str:
     The argument, not the statement, decides: in ``normal(mu, s[j])`` with a data scale of 0, blaming
     the latent ``mu`` sent the user to the wrong line (found in review).
     """
-    named = re.search(r"invalid (\w+) parameter", str(error))
-    culprit = _NUMPYRO_PARAMETER_NAMES.get(named.group(1), named.group(1)) if named else None
+    refused = _refused_parameter(error)
+    culprit = _NUMPYRO_PARAMETER_NAMES.get(refused, refused)
     suspects = [(param, value) for param, value in zip(spec.params, values) if param == culprit]
     suspects = suspects or list(zip(spec.params, values))
     which = f"its {culprit}" if culprit in spec.params else "its parameters"
