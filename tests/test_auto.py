@@ -413,6 +413,7 @@ def test_auto_keeps_the_origin_where_float32_resolves_it():
     assert "float32" not in result.decision
 
 
+@pytest.mark.slow  # 52 s; the rescue stays in CI through the next test, on a model with nothing to rewrite
 def test_a_frozen_warm_up_starts_again_from_a_variational_fit(monkeypatch):
     """Generated program 218 of the corpus (a Poisson GLM with tau_a ~ half_normal(0.026) and beta ~
     N(0, 0.04)): the jittered start puts beta tens of prior scales out, the step size fell to 2e-13 and

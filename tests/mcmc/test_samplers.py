@@ -53,7 +53,10 @@ FUNNEL_TRUTH = {"z": (0.0, 3.0)}
 
 @pytest.mark.parametrize(
     "method,kernel",
-    [c for c in CONFIGS if c[0] != "cp"] + [pytest.param("cp", "hmc", marks=pytest.mark.slow), pytest.param("cp", "nuts", marks=pytest.mark.slow)],
+    [c for c in CONFIGS if c[0] not in ("cp", "ihmc")]
+    + [pytest.param("cp", "hmc", marks=pytest.mark.slow), pytest.param("cp", "nuts", marks=pytest.mark.slow),
+       # 24 s of a suite over its 15-minute budget; iHMC's posterior stays in CI on the Section 3 model.
+       pytest.param("ihmc", "hmc", marks=pytest.mark.slow)],
 )
 def test_funnel_z_marginal_is_recovered(method, kernel):
     result = _run(neals_funnel, (), {}, method, kernel, seed=1)
