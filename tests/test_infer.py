@@ -177,11 +177,9 @@ def test_a_second_infer_call_compiles_nothing(method):
     assert second.timing["compile"] == 0.0
 
 
-# iHMC (CP and NCP kernels) under -m slow: CP and NCP each stay in CI, and it took 17 s of the suite.
-# CP and VIP too since 2026-12-02 (31 s and 18 s of a suite over its 15-minute budget): NCP, auto,
-# meta and a given centring keep the rewritten and the plain program in CI.
-@pytest.mark.parametrize("method", [pytest.param("cp", marks=pytest.mark.slow), "ncp",
-                                    pytest.param("vip", marks=pytest.mark.slow),
+# iHMC (CP and NCP kernels, 17 s) and VIP (18 s) under -m slow: CP, NCP, auto, meta and a given
+# centring keep the plain and the rewritten programs in CI.
+@pytest.mark.parametrize("method", ["cp", "ncp", pytest.param("vip", marks=pytest.mark.slow),
                                     pytest.param("ihmc", marks=pytest.mark.slow), "auto", "meta", "given"])
 def test_the_same_model_on_data_of_another_size_in_one_process(method):
     # Compiled programs are kept per model and data; one kept for 8 schools once served 12 schools
@@ -271,7 +269,7 @@ def test_auto_says_why():
     assert "Pilots:" in result.decision and "cost" in result.decision  # what each candidate cost
 
 
-@pytest.mark.slow  # 53 s (a fresh process compiles everything); CI has one device, the H200 runs had one too
+@pytest.mark.slow  # 53 s: a fresh process compiles everything again, for a layout CI's one device never uses
 def test_chains_are_sharded_across_devices():
     """Two forced host devices: the same runs, their chains split across both (no code change), and
     NUTS's trajectories run per device: no while loop asks the other device whether to go on (a
