@@ -158,3 +158,33 @@ def test_stan_schedule_is_blackjaxs_value_for_value():
         got = stan_schedule(num_warmup)
         assert got.dtype == np.int32 and got.shape == (num_warmup, 2)
         np.testing.assert_array_equal(got, expected, err_msg=f"num_warmup={num_warmup}")
+
+
+def test_a_run_in_chunks_draws_what_one_call_draws_and_shares_the_pilots_programs(schools):
+    """The oracle's pilots and its final run differ only in their number of draws; in chunks of the
+    pilots' length the final run compiles nothing new and its draws are bit for bit those of one call."""
+    coords, params = schools
+    x0 = np.zeros((2, coords.dim), np.float32)
+    pilot = CycleSampler(coords, 2, HMCConfig(num_warmup=30, num_samples=10))
+    pilot.run(params, np.ones((2, coords.dim)), x0, (1, 4), seed=0)
+    chunked = CycleSampler(coords, 2, HMCConfig(num_warmup=30, num_samples=30), chunk=10)
+    in_chunks = chunked.run(params, np.ones((2, coords.dim)), x0, (1, 4), seed=1)
+    assert chunked.num_compilations == 0
+    whole = CycleSampler(coords, 2, HMCConfig(num_warmup=30, num_samples=30)).run(
+        params, np.ones((2, coords.dim)), x0, (1, 4), seed=1)
+    assert in_chunks.draws.shape == whole.draws.shape == (2, 30, coords.original_dim)
+    np.testing.assert_array_equal(in_chunks.draws, whole.draws)
+    np.testing.assert_array_equal(in_chunks.draw_stats["diverging"], whole.draw_stats["diverging"])
+    with pytest.raises(ValueError, match="chunk must divide"):
+        CycleSampler(coords, 2, HMCConfig(num_warmup=30, num_samples=30), chunk=7)
+
+
+def test_pilots_and_final_run_share_a_chunk_only_when_it_is_long_enough():
+    from autoreparam.sampling import MIN_SHARED_CHUNK, pilot_length, shared_chunk
+
+    assert shared_chunk(1000, pilot_length(1000)) == 125  # the final run: 8 calls of the pilots' program
+    assert shared_chunk(2000, pilot_length(2000)) == 250
+    assert shared_chunk(150, pilot_length(150)) == 50  # pilots of 100 draws run in 2 calls
+    assert shared_chunk(101, pilot_length(101)) is None  # 101 calls of one draw would cost more than a compile
+    assert all(shared_chunk(n, pilot_length(n)) is None or shared_chunk(n, pilot_length(n)) >= MIN_SHARED_CHUNK
+               for n in range(1, 3000, 7))

@@ -9,6 +9,7 @@ chain (and per space) for the first part of the burn-in, then let the chains mix
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
 
 import jax
@@ -47,10 +48,21 @@ def per_space_leapfrog(num_leapfrog, num_spaces: int) -> tuple[int, ...]:
 class CycleSampler:
     """HMC (one space) or iHMC (several spaces) for one model; compile once, run many times."""
 
-    def __init__(self, coords: Coordinates, num_spaces: int, config: HMCConfig):
-        self.coords, self.num_spaces, self.config = coords, num_spaces, config
+    def __init__(self, coords: Coordinates, num_spaces: int, config: HMCConfig, chunk: int | None = None):
+        """``chunk``: draws per call of the sampling program (default: all ``config.num_samples`` in one
+        call); it must divide ``num_samples``. Samplers whose chunks are equal share one sampling
+        program, as samplers with equal warm-ups share one warm-up program: the oracle's pilots and the
+        final run compile each program once (``sampling.sample_hmc``), not twice.
+        """
+        chunk = config.num_samples if chunk is None else int(chunk)
+        if chunk <= 0 or config.num_samples % chunk:
+            raise ValueError(f"chunk must divide num_samples ({config.num_samples}), got {chunk}")
+        self.coords, self.num_spaces, self.config, self.chunk = coords, num_spaces, config, chunk
         self.num_compilations = 0
-        self._key = (coords.program_key, num_spaces, config)
+        # Each program is keyed by what it reads: the warm-up never reads num_samples, the sampling
+        # program reads it only as its chunk's length.
+        self._warmup_key = ("hmc_warmup", coords.program_key, num_spaces, dataclasses.replace(config, num_samples=1))
+        self._sample_key = ("hmc_sample", coords.program_key, num_spaces, dataclasses.replace(config, num_samples=chunk))
 
     # --- programs -----------------------------------------------------------------------------
     def _warmup_program(self, data, params, inverse_mass, positions, num_leapfrog, keys, log_steps):
@@ -127,8 +139,10 @@ class CycleSampler:
                 state, info = step(sub, state, log_step, imm, num_leapfrog)
                 return (state, key), (original(state.position), info.acceptance_rate, info.is_divergent)
 
-            _, (draws, accept, divergent) = jax.lax.scan(body, (state, key), None, length=self.config.num_samples)
-            return draws, accept, divergent
+            # The state and key come back out, so that the next chunk continues the same chain and the
+            # same random stream: a run in chunks draws exactly what one call would have drawn.
+            (state, key), (draws, accept, divergent) = jax.lax.scan(body, (state, key), None, length=self.chunk)
+            return draws, accept, divergent, state, key
 
         return jax.vmap(one_chain)(states, keys, log_steps, inverse_mass)
 
@@ -170,20 +184,25 @@ class CycleSampler:
         L = jnp.asarray(per_space, dtype=jnp.int32)
         data = self.coords.data
         (states, log_steps, inverse_mass, (warm_div, _)), c1, t_warm = PROGRAMS(
-            ("hmc_warmup",) + self._key, lambda: self._warmup_program,
+            self._warmup_key, lambda: self._warmup_program,
             (data, params, inverse_mass, positions, L, warm_keys, init_log_step),
         )
-        (draws, accept, divergent), c2, t_sample = PROGRAMS(
-            ("hmc_sample",) + self._key, lambda: self._sample_program,
-            (data, params, inverse_mass, states, L, sample_keys, log_steps),
-        )
+        chunks, c2, t_sample = [], 0.0, 0.0
+        for _ in range(self.config.num_samples // self.chunk):
+            (*chunk, states, sample_keys), compiled, seconds = PROGRAMS(
+                self._sample_key, lambda: self._sample_program,
+                (data, params, inverse_mass, states, L, sample_keys, log_steps),
+            )
+            chunks.append([np.asarray(a) for a in chunk])
+            c2, t_sample = c2 + compiled, t_sample + seconds
+        draws, accept, divergent = (np.concatenate(parts, axis=1) for parts in zip(*chunks))
         self.num_compilations += (c1 > 0) + (c2 > 0)
-        divergent = np.asarray(divergent)  # (chains, draws, spaces)
+        # divergent: (chains, draws, spaces)
         per_iteration = sum(per_space)
         ones = np.ones(num_chains)
         return ChainResult(
             kernel="hmc" if self.num_spaces == 1 else "ihmc",
-            draws=np.asarray(draws),
+            draws=draws,
             grad_evals=ones * per_iteration * self.config.num_samples,
             warmup_grad_evals=ones * (per_iteration * self.config.num_warmup + 1),
             acceptance=np.asarray(accept).mean(axis=1),
