@@ -167,12 +167,13 @@ def test_a_run_in_chunks_draws_what_one_call_draws_and_shares_the_pilots_program
     x0 = np.zeros((2, coords.dim), np.float32)
     pilot = CycleSampler(coords, 2, HMCConfig(num_warmup=30, num_samples=10))
     pilot.run(params, np.ones((2, coords.dim)), x0, (1, 4), seed=0)
-    chunked = CycleSampler(coords, 2, HMCConfig(num_warmup=30, num_samples=30), chunk=10)
+    # 20 draws: the programs of test_ihmc_spends_the_sum_of_each_halfs_leapfrog_steps serve the whole run.
+    chunked = CycleSampler(coords, 2, HMCConfig(num_warmup=30, num_samples=20), chunk=10)
     in_chunks = chunked.run(params, np.ones((2, coords.dim)), x0, (1, 4), seed=1)
     assert chunked.num_compilations == 0
-    whole = CycleSampler(coords, 2, HMCConfig(num_warmup=30, num_samples=30)).run(
+    whole = CycleSampler(coords, 2, HMCConfig(num_warmup=30, num_samples=20)).run(
         params, np.ones((2, coords.dim)), x0, (1, 4), seed=1)
-    assert in_chunks.draws.shape == whole.draws.shape == (2, 30, coords.original_dim)
+    assert in_chunks.draws.shape == whole.draws.shape == (2, 20, coords.original_dim)
     np.testing.assert_array_equal(in_chunks.draws, whole.draws)
     np.testing.assert_array_equal(in_chunks.draw_stats["diverging"], whole.draw_stats["diverging"])
     with pytest.raises(ValueError, match="chunk must divide"):
