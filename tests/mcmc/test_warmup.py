@@ -153,7 +153,13 @@ def test_stan_schedule_is_blackjaxs_value_for_value():
 
     from autoreparam.mcmc.warmup import stan_schedule
 
-    for num_warmup in [*range(0, 400), 499, 500, 501, 999, 1000, 1001, 1234, 2000, 5000]:
+    # Every length below 160 (no adaptation below 20, resized windows below 150), then lengths around
+    # each place where the slow windows' layout changes (the 25-step steps of the windows' ends) and a
+    # stride between them: BlackJAX builds its schedule op by op, 18 ms a length, and all 400 lengths
+    # took 8 s of the suite.
+    boundaries = [n + d for n in range(175, 425, 25) for d in (-1, 0, 1)]
+    lengths = sorted({*range(0, 160), *range(160, 400, 7), *boundaries, 499, 500, 501, 999, 1000, 1001, 1234, 2000, 5000})
+    for num_warmup in lengths:
         expected = np.asarray(build_schedule(num_warmup), dtype=np.int32).reshape(num_warmup, 2)
         got = stan_schedule(num_warmup)
         assert got.dtype == np.int32 and got.shape == (num_warmup, 2)
