@@ -48,10 +48,10 @@ def shared_chunk(num_samples: int, pilot_draws: int) -> int | None:
     """Draws per call of one sampling program that both the pilots (``pilot_draws``) and the final run
     (``num_samples``) can use: their greatest common divisor, or None (a program each) when small.
 
-    Measured on eight schools (NCP, 4 chains x 1000 + 1000, oracle L, no persistent cache, 2 cores):
-    before the final run shared the pilots' programs, its own warm-up and sampling programs took 3.9
-    of the sampler's 7.8 s of compilation; the first ``infer`` call went from 18.2 s to 13.5 s, with
-    the same draws bit for bit.
+    Measured (`benchmarks/results/hmc_first_call/`, fresh processes, 2 cores): before the final run
+    shared the pilots' programs, a first ``infer`` call compiled 4 sampler programs instead of 2;
+    eight schools NCP's first call went from 14.8 to 10.9 s and iHMC's from 24.3 to 15.3 s, with the
+    same draws bit for bit.
     """
     chunk = math.gcd(num_samples, pilot_draws)
     return chunk if chunk >= MIN_SHARED_CHUNK else None
