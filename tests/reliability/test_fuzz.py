@@ -340,3 +340,14 @@ def test_a_rejected_command_is_not_recorded_and_deadlines_must_be_positive(tmp_p
         with pytest.raises(SystemExit):
             cli.main(["sbc", "--out", str(tmp_path), "--deadline-minutes", value])
         assert "positive, finite number of minutes" in capsys.readouterr().err
+
+
+def test_each_run_of_an_invariance_check_has_a_seed_of_its_own():
+    """The agreement test assumes independent runs; runs at one seed share momenta and uniforms."""
+    from autoreparam.reliability.prior import INVARIANCE_RUNS, invariance_run_labels, invariance_run_seed
+
+    labels = invariance_run_labels(INVARIANCE_RUNS)
+    seeds = [invariance_run_seed(11, label) for label in labels]
+    assert len(set(seeds)) == len(labels) and invariance_run_seed(11, "cp") == 11
+    assert all(0 <= s < 2**31 for s in seeds)
+    assert invariance_run_seed(12, "ncp") != invariance_run_seed(11, "ncp")
