@@ -287,13 +287,18 @@ def test_a_store_keeps_one_set_of_invariance_runs(tmp_path, capsys):
     store = ResultStore(tmp_path / "inv")
     assert stored_invariance_runs(store) is None
     refuse_mixed_invariance_runs(store, ["cp", "ncp", "random", "auto"])  # an empty store takes any
-    # Written before `auto` joined: no invariance_runs field, three runs.
+    # Written before `auto` joined: no invariance_runs field, three runs (and no run_seeds: one seed).
     store.save("invariance__0__000001", {"kind": "invariance", "settings": asdict(MCMC_SETTINGS), "status": "ok",
                                          "program": 1, "family": "funnel", "failed": False, "trustworthy": True})
     assert stored_invariance_runs(store) == ("cp", "ncp", "random")
-    refuse_mixed_invariance_runs(store, ["cp", "ncp", "random"])
     with pytest.raises(ArgumentError, match="--invariance-runs cp,ncp,random"):
         refuse_mixed_invariance_runs(store, ["cp", "ncp", "random", "auto"])
+    # The same runs, but they shared one seed: checks planned now (each run at its own) go elsewhere.
+    with pytest.raises(ArgumentError, match="shared one seed.*another --out folder"):
+        refuse_mixed_invariance_runs(store, ["cp", "ncp", "random"])
+    fresh = ResultStore(tmp_path / "fresh")
+    fresh.save("invariance__0__000001", plan_fuzz(n=0, seed=0, mcmc_n=1, chunk=25, methods=[])[0])
+    refuse_mixed_invariance_runs(fresh, ["cp", "ncp", "random", "auto"])
     # From the command line (the default is all four): refused before anything runs or is recorded.
     assert cli.main(["fuzz", "--out", str(store.root), "--n", "0", "--mcmc-n", "1", "--serial", "--quiet"]) == 2
     assert "holds invariance checks of the runs cp,ncp,random" in capsys.readouterr().err
@@ -351,3 +356,32 @@ def test_each_run_of_an_invariance_check_has_a_seed_of_its_own():
     assert len(set(seeds)) == len(labels) and invariance_run_seed(11, "cp") == 11
     assert all(0 <= s < 2**31 for s in seeds)
     assert invariance_run_seed(12, "ncp") != invariance_run_seed(11, "ncp")
+
+
+def test_invariance_runs_are_planned_at_seeds_of_their_own_and_counted_apart(monkeypatch):
+    """Tasks planned now carry ``run_seeds``; `check_invariance` then gives each run its own seed and
+    records them, and the summary counts such checks apart from those whose runs shared the seed."""
+    from autoreparam.reliability import prior
+    from autoreparam.reliability.prior import invariance_run_seed
+
+    used = []
+
+    def fake_run(spec, model, args, kwargs, seed, settings):  # draws of one N(0, 1) element; no sampling
+        used.append(seed)
+        return {"z0": np.random.default_rng(seed).standard_normal((4, 200))}, {"trustworthy": True}
+
+    monkeypatch.setattr(prior, "run_spec", fake_run)
+    task = plan_fuzz(n=0, seed=0, mcmc_n=1, chunk=25, methods=[])[0]
+    assert task["run_seeds"] == "own"
+    own = run_fuzz_task(task)
+    assert own["status"] == "ok", own.get("error")
+    run_seed = used[0]
+    assert own["seeds"] == {label: invariance_run_seed(run_seed, label) for label in ("cp", "ncp", "random", "auto")}
+    assert used == list(own["seeds"].values()) and len(set(used)) == 4
+    used.clear()
+    shared = run_fuzz_task({k: v for k, v in task.items() if k != "run_seeds"})  # planned before 2026-12-02
+    assert set(shared["seeds"].values()) == {run_seed} and used == [run_seed] * 4
+    summary = summarise_fuzz([own, shared, {**own, "program": own["program"] + 1, "failed": True}])
+    assert summary["invariance"]["programs"] == 1 and summary["invariance_own_seeds"]["programs"] == 2
+    assert len(summary["invariance_own_seeds"]["failures"]) == 1 and summary["invariance"]["failures"] == []
+    assert "invariance_own_seeds" not in summarise_fuzz([shared])  # stores written before the check existed

@@ -221,3 +221,34 @@ def test_a_rerun_check_replaces_its_numbers_and_the_others_are_carried_one_by_on
                                                                       "target_accept": None}))
     with pytest.raises(ArgumentError, match="carried checks ran with .* the fresh ones with"):
         write_reliability_report(tmp_path / "no_sbc", tmp_path / "other_settings", out, carry_fuzz=[folders[0]])
+
+
+def test_invariance_checks_at_own_seeds_are_reported_beside_those_at_one_seed_and_carry_them(tmp_path):
+    """A pass planned since 2026-12-02 (each run at its own seed) is its own check, `invariance_own_seeds`:
+    rerun alone, it leaves the committed one-seed check's numbers and tables carried, not replaced."""
+    def record(program, failed, own):
+        pairs = {"cp vs ncp": {"failed": failed, "both_trustworthy": True, "min_adjusted_p": 1e-6 if failed else 0.5}}
+        return {**_invariance_record(program, failed), "trustworthy": failed,
+                "runs": {"cp": {"trustworthy": True}, "ncp": {"trustworthy": True}}, "pairs": pairs,
+                **({"run_seeds": "own"} if own else {})}
+
+    shared = ResultStore(tmp_path / "shared")
+    for program in (1, 2):
+        shared.save(f"invariance__0__{program:06d}", record(program, program == 2, own=False))
+    out = tmp_path / "out"
+    write_reliability_report(tmp_path / "no_sbc", tmp_path / "shared", out, power_sims=5)
+    fresh = ResultStore(tmp_path / "own")
+    for program in (1, 2, 3):
+        fresh.save(f"invariance__0__{program:06d}", record(program, False, own=True))
+    text = write_reliability_report(tmp_path / "no_sbc", tmp_path / "own", out, power_sims=5,
+                                    carry_fuzz=[str(tmp_path / "shared")]).read_text()
+    counts = json.loads((out / SUMMARY).read_text())["fuzz"]["counts"]
+    assert counts["invariance"]["programs"] == 2 and counts["invariance"]["failed"] == 1  # carried
+    assert counts["invariance_own_seeds"]["programs"] == 3 and counts["invariance_own_seeds"]["failed"] == 0
+    assert "| invariance | 2 | 2 | 1 | 1 | 0 | funnel |" in text
+    assert "| invariance_own_seeds | 3 | 3 | 0 | 0 | 0 | funnel |" in text
+    one_seed = text.index("Check `invariance` (every run at the program's seed)")
+    own_seeds = text.index("Check `invariance_own_seeds` (each run at a seed of its own)")
+    assert "| cp vs ncp | 2 | 1 | 2 | 1 |" in text[one_seed:own_seeds]  # the carried table
+    assert "| cp vs ncp | 3 | 0 | 3 | 0 |" in text[own_seeds:]
+    assert render_reliability_from_summary(out).read_text() == text

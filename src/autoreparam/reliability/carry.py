@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 
 from autoreparam.errors import ArgumentError
-from autoreparam.reliability.fuzz_tables import INVARIANTS
+from autoreparam.reliability.fuzz_tables import INVARIANCE_CHECKS, INVARIANTS, invariance_tables
 
 # The summary's per-check tables beside the counts: which check each belongs to.
-_TABLES = {"prior_cells": ("prior",), "invariance_pairs": ("invariance",), "invariance_runs": ("invariance",),
-           "max_relative_error": ("identity", "scan_twin")}
+_TABLES = {"prior_cells": ("prior",), "max_relative_error": ("identity", "scan_twin"),
+           **{table: (check,) for check in INVARIANCE_CHECKS for table in invariance_tables(check)}}
 
 
 def _out_folder(command: str) -> str | None:

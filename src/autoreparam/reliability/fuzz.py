@@ -33,6 +33,8 @@ from autoreparam.reliability.sbc import stable_seed
 from autoreparam.reliability.scan_twin import check_scan_twin
 
 MAX_MCMC_DIM = 40
+# An invariance task's ``run_seeds``: each run at a seed of its own (`prior.invariance_run_seed`).
+OWN_SEEDS = "own"
 MCMC_SETTINGS = RunSettings(num_chains=4, num_warmup=500, num_samples=1000)
 
 
@@ -88,7 +90,8 @@ def plan_fuzz(n: int, seed: int, mcmc_n: int, chunk: int, settings: RunSettings 
                    "program": index, "method": label, "settings": asdict(settings)} for label in labels]
         if invariance:
             tasks.append({"key": f"invariance__{seed}__{index:06d}", "kind": "invariance", "seed": seed,
-                          "program": index, "settings": asdict(settings), "invariance_runs": runs})
+                          "program": index, "settings": asdict(settings), "invariance_runs": runs,
+                          "run_seeds": OWN_SEEDS})
     return tasks
 
 
@@ -118,25 +121,45 @@ def run_fuzz_task(task: dict) -> dict:
         check = lambda: check_prior(program.text, program.data, find_spec(task["method"]), run_seed, settings)  # noqa: E731
     else:
         runs = task.get("invariance_runs", FIXED_RUNS)  # tasks planned before `auto` joined ran the three
-        check = lambda: check_invariance(program.text, program.data, run_seed, settings, runs)  # noqa: E731
+        own = task.get("run_seeds") == OWN_SEEDS  # tasks planned before 2026-12-02 ran every run at one seed
+        check = lambda: check_invariance(program.text, program.data, run_seed, settings, runs, own)  # noqa: E731
     return {**task, **_guarded(check, family=program.family)}
+
+
+def _first_invariance_record(store: ResultStore) -> dict | None:
+    for path in sorted((store.root / "cells").glob("invariance__*.json")):
+        return store.load(path.stem)
+    return None
 
 
 def stored_invariance_runs(store: ResultStore) -> tuple[str, ...] | None:
     """The runs of the invariance checks already in ``store`` (None if it holds none)."""
-    for path in sorted((store.root / "cells").glob("invariance__*.json")):
-        return tuple(store.load(path.stem).get("invariance_runs", FIXED_RUNS))
-    return None
+    record = _first_invariance_record(store)
+    return None if record is None else tuple(record.get("invariance_runs", FIXED_RUNS))
 
 
 def refuse_mixed_invariance_runs(store: ResultStore, runs) -> None:
-    """Refuse to add invariance checks with other runs than those ``store`` holds: a rerun skips every
-    finished key, so a report would count checks of three and of four runs together."""
-    stored, runs = stored_invariance_runs(store), invariance_run_labels(runs)
-    if stored is not None and tuple(stored) != runs:
+    """Refuse to add invariance checks with other runs than those ``store`` holds, or at other seeds: a
+    rerun skips every finished key, so a report would count checks of three and of four runs together,
+    or checks whose runs shared a seed with checks whose runs did not."""
+    record = _first_invariance_record(store)
+    if record is None:
+        return
+    stored, runs = tuple(record.get("invariance_runs", FIXED_RUNS)), invariance_run_labels(runs)
+    if tuple(stored) != runs:
         raise ArgumentError(f"{store.root} holds invariance checks of the runs {','.join(stored)}, and this command asks "
                             f"for {','.join(runs)}; write to another --out folder, or pass --invariance-runs "
                             f"{','.join(stored)}")
+    if record.get("run_seeds") != OWN_SEEDS:
+        raise ArgumentError(f"{store.root} holds invariance checks whose runs shared one seed (planned before "
+                            "2026-12-02); checks planned now run each at a seed of its own: write them to another "
+                            "--out folder")
+
+
+def invariance_check_name(record: dict) -> str:
+    """The check an invariance record counts under: ``invariance`` (every run at the program's seed, as
+    planned before 2026-12-02) or ``invariance_own_seeds`` (each run at its own seed)."""
+    return "invariance_own_seeds" if record.get("run_seeds") == OWN_SEEDS else "invariance"
 
 
 def run_fuzz(out, n: int, seed: int = 0, mcmc_n: int = 12, chunk: int = 25, settings: RunSettings = MCMC_SETTINGS, *,
@@ -182,8 +205,11 @@ def summarise_fuzz(records: list[dict]) -> dict[str, dict]:
             "errors": [r for r in results if r["status"] != "ok"],
             "families": sorted({r["family"] for r in results}),
         }
-    for kind in ("prior", "invariance"):
-        rows = [r for r in records if r["kind"] == kind]
+    named = [(r, invariance_check_name(r) if r["kind"] == "invariance" else r["kind"]) for r in records]
+    for kind in ("prior", "invariance", "invariance_own_seeds"):
+        rows = [r for r, name in named if name == kind]
+        if kind == "invariance_own_seeds" and not rows:
+            continue  # stores written before the check existed
         ok = [r for r in rows if r["status"] == "ok"]
         failures = [r for r in ok if r["failed"]]
         parts[kind] = {

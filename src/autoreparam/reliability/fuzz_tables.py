@@ -7,10 +7,18 @@ is computed from the fuzzing records (`fuzz.summarise_fuzz`), several folders re
 
 from __future__ import annotations
 
-from autoreparam.reliability.fuzz import summarise_fuzz
+from autoreparam.reliability.fuzz import invariance_check_name, summarise_fuzz
 from autoreparam.reliability.prior import INVARIANCE_RUNS, pairs_of
 
-INVARIANTS = ("identity", "scan_twin", "prior", "invariance")  # the order of the fuzzing checks in the text
+# The order of the fuzzing checks in the text. ``invariance_own_seeds``: the invariance check with each
+# run at a seed of its own (planned since 2026-12-02), counted apart from the runs at one seed.
+INVARIANTS = ("identity", "scan_twin", "prior", "invariance", "invariance_own_seeds")
+INVARIANCE_CHECKS = ("invariance", "invariance_own_seeds")
+
+
+def invariance_tables(check: str) -> tuple[str, str]:
+    """The summary's per-run and per-pair tables of one invariance check."""
+    return f"{check}_runs", f"{check}_pairs"
 
 
 def fmt_p(p: float | None) -> str:
@@ -49,7 +57,7 @@ def _per_cell(records: list[dict]) -> dict:
     """The prior check per method/kernel and the invariance check per run and per pair of runs: how
     many checks, how many failed, and how many of those no diagnostic flagged (a pair is silent when
     both its runs were trusted)."""
-    cells, runs, pairs = {}, {}, {}
+    cells, tables = {}, {name: {} for check in INVARIANCE_CHECKS for name in invariance_tables(check)}
     for r in records:
         if r.get("kind") == "prior":
             c = cells.setdefault(r["method"], {"programs": 0, "failed": 0, "silent": 0, "errors": 0, "flagged_runs": 0})
@@ -61,6 +69,7 @@ def _per_cell(records: list[dict]) -> dict:
             c["silent"] += bool(r["failed"] and r["trustworthy"])
             c["flagged_runs"] += not r["trustworthy"]
         elif r.get("kind") == "invariance" and r["status"] == "ok":
+            runs, pairs = (tables[name] for name in invariance_tables(invariance_check_name(r)))
             for label, run in r["runs"].items():
                 row = runs.setdefault(label, {"runs": 0, "trusted": 0})
                 row["runs"] += 1
@@ -71,7 +80,8 @@ def _per_cell(records: list[dict]) -> dict:
                 row["failed"] += pair["failed"]
                 row["both_trusted"] += pair["both_trustworthy"]
                 row["failed_both_trusted"] += pair["failed"] and pair["both_trustworthy"]
-    return {"prior_cells": cells, "invariance_runs": runs, "invariance_pairs": pairs}
+    # The own-seeds tables only where such checks ran (summaries written before it have none).
+    return {"prior_cells": cells, **{k: v for k, v in tables.items() if v or not k.startswith("invariance_own")}}
 
 
 def _per_cell_lines(fuzz_json: dict) -> list[str]:
@@ -82,12 +92,15 @@ def _per_cell_lines(fuzz_json: dict) -> list[str]:
                   "| method/kernel | programs | failed | of which silent | runs flagged | errors |", "|---|---|---|---|---|---|"]
         lines += [f"| {m} | {c['programs']} | {c['failed']} | {c['silent']} | {c['flagged_runs']} | {c['errors']} |"
                   for m, c in sorted(fuzz_json["prior_cells"].items())]
-    if fuzz_json.get("invariance_pairs"):
+    for check, seeds in zip(INVARIANCE_CHECKS, ("every run at the program's seed", "each run at a seed of its own")):
+        run_table, pair_table = invariance_tables(check)
+        if not fuzz_json.get(pair_table):
+            continue
         # In the check's order (a summary read back from JSON has its keys sorted).
-        runs = _ordered(fuzz_json.get("invariance_runs", {}), INVARIANCE_RUNS)
-        pair_rows = _ordered(fuzz_json["invariance_pairs"], [f"{a} vs {b}" for a, b in pairs_of(INVARIANCE_RUNS)])
-        lines += ["", "Invariance check per pair of runs ('both trusted': neither run flagged by `infer`; a pair that "
-                  "fails with both trusted is a silent failure). Runs trusted: " +
+        runs = _ordered(fuzz_json.get(run_table, {}), INVARIANCE_RUNS)
+        pair_rows = _ordered(fuzz_json[pair_table], [f"{a} vs {b}" for a, b in pairs_of(INVARIANCE_RUNS)])
+        lines += ["", f"Check `{check}` ({seeds}) per pair of runs ('both trusted': neither run flagged by `infer`; "
+                  "a pair that fails with both trusted is a silent failure). Runs trusted: " +
                   ", ".join(f"{k} {v['trusted']} of {v['runs']}" for k, v in runs.items()) + ".", "",
                   "| pair | checks | failed | both trusted | failed with both trusted |", "|---|---|---|---|---|"]
         lines += [f"| {name} | {p['checks']} | {p['failed']} | {p['both_trusted']} | {p['failed_both_trusted']} |"

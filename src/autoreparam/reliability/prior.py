@@ -209,16 +209,19 @@ def invariance_run_seed(seed: int, label: str) -> int:
     return seed if label == "cp" else stable_seed("invariance", seed, label)
 
 
-def check_invariance(text: str, data: dict, seed: int, settings: RunSettings, runs=INVARIANCE_RUNS) -> dict:
+def check_invariance(text: str, data: dict, seed: int, settings: RunSettings, runs=INVARIANCE_RUNS,
+                     own_seeds: bool = True) -> dict:
     """Sample the program with NUTS at lambda = 1, 0 and random (and with `auto`, by default); test
-    every pair of runs for agreement."""
+    every pair of runs for agreement. ``own_seeds``: each run at its own seed (`invariance_run_seed`);
+    False runs them all at ``seed``, as checks did before 2026-12-02. The record keeps every run's seed."""
     start = time.perf_counter()
     model, _, kwargs = compile_program(text, data)
     centrings = {"cp": 1.0, "ncp": 0.0, "random": random_lambda(model, kwargs, np.random.default_rng(seed)), "auto": None}
+    run_labels = invariance_run_labels(runs)
+    seeds = {label: invariance_run_seed(seed, label) if own_seeds else seed for label in run_labels}
     results = {}
-    for label in invariance_run_labels(runs):
-        samples, summary = run_spec(_invariance_spec(label, centrings[label]), model, (), kwargs,
-                                    invariance_run_seed(seed, label), settings)
+    for label in run_labels:
+        samples, summary = run_spec(_invariance_spec(label, centrings[label]), model, (), kwargs, seeds[label], settings)
         results[label] = (flatten_sites(samples, lead=2), summary)
     (_, labels), _ = results["cp"]
     pvalues, kinds = [], []
@@ -227,5 +230,6 @@ def check_invariance(text: str, data: dict, seed: int, settings: RunSettings, ru
         kinds += [f"{a} vs {b}, P(x <= q{q})" for q in (25, 50, 75) for _ in labels]
     pvalues = np.concatenate(pvalues)
     pairs, trustworthy = invariance_pairs(holm(pvalues), {label: s["trustworthy"] for label, (_, s) in results.items()})
-    summary = {"trustworthy": trustworthy, "pairs": pairs, "runs": {label: s for label, (_, s) in results.items()}}
+    summary = {"trustworthy": trustworthy, "pairs": pairs, "runs": {label: s for label, (_, s) in results.items()},
+               "seeds": seeds}
     return _verdict(pvalues, labels * (3 * len(pairs)), kinds, summary, start)

@@ -406,8 +406,10 @@ def _document(settings, sbc_text, sbc_json, fuzz_text, fuzz_json, runtime, comma
              "and variance for latents with constant prior parameters, PIT mean and spread against 4000 forward draws "
              "for all, MCSE z-tests Holm-adjusted per run at 0.001. *invariance*: NUTS in CP, NCP and a random lambda "
              "per element, and `auto` (in checks run since 2026-11-28), must agree pair by pair at every element's "
-             "quartiles (same test, Holm over all pairs; each run at a seed of its own in checks run since "
-             "2026-12-02, all at the program's seed before). Sampling checks run on the first "
+             "quartiles (same test, Holm over all pairs), every run at the program's seed. *invariance_own_seeds*: "
+             "the same check with each run at a seed of its own (`prior.invariance_run_seed`; planned since "
+             "2026-12-02): the agreement test assumes independent runs, and runs at one seed share momenta and "
+             "uniforms (`benchmarks/results/invariance_seeds.json`). Sampling checks run on the first "
              f"programs with at most 40 latent dimensions, {_runs(fuzz_settings)}. 'silent': a failure the run's own diagnostics did not flag "
              "(for invariance: two runs that disagree and were both trusted by their diagnostics; results "
              "written before ab78106 counted a failure as flagged when any run was flagged)."]
