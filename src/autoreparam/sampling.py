@@ -39,7 +39,7 @@ def pilot_length(num_samples: int) -> int:
     return max(100, num_samples // 8)
 
 
-# Below this many draws per call, the pilots and the final run each get their own sampling program
+# Below this many iterations per call, the pilots and the final run each get their own HMC program
 # (compiling a second program costs seconds; a few dozen calls of a shared one cost milliseconds).
 MIN_SHARED_CHUNK = 25
 

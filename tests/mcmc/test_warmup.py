@@ -168,11 +168,15 @@ def test_stan_schedule_is_blackjaxs_value_for_value():
 
 def test_a_run_in_chunks_draws_what_one_call_draws_and_shares_the_pilots_programs(schools):
     """The oracle's pilots and its final run differ only in their number of draws; in chunks of the
-    pilots' length the final run compiles nothing new and its draws are bit for bit those of one call."""
+    pilots' length the final run compiles nothing new and its draws are bit for bit those of one call.
+    One program runs the warm-up and the draws: the pilot compiles it once. The run in one call pads
+    its warm-up's second segment (30 iterations in segments of 20) with iterations that do nothing,
+    and still draws what the run in segments of 10 draws."""
     coords, params = schools
     x0 = np.zeros((2, coords.dim), np.float32)
     pilot = CycleSampler(coords, 2, HMCConfig(num_warmup=30, num_samples=10))
     pilot.run(params, np.ones((2, coords.dim)), x0, (1, 4), seed=0)
+    assert pilot.num_compilations == 1  # segments of 10: no other test of this process compiles them
     # 20 draws: the programs of test_ihmc_spends_the_sum_of_each_halfs_leapfrog_steps serve the whole run.
     chunked = CycleSampler(coords, 2, HMCConfig(num_warmup=30, num_samples=20), chunk=10)
     in_chunks = chunked.run(params, np.ones((2, coords.dim)), x0, (1, 4), seed=1)
@@ -195,3 +199,14 @@ def test_pilots_and_final_run_share_a_chunk_only_when_it_is_long_enough():
     assert shared_chunk(101, pilot_length(101)) is None  # 101 calls of one draw would cost more than a compile
     assert all(shared_chunk(n, pilot_length(n)) is None or shared_chunk(n, pilot_length(n)) >= MIN_SHARED_CHUNK
                for n in range(1, 3000, 7))
+
+
+def test_segments_pad_the_last_one_with_iterations_that_do_nothing():
+    from autoreparam.mcmc.hmc import DRAW, SKIP, WARM, segment_plan
+
+    codes, stages = np.full(7, WARM, np.int32), np.arange(14, dtype=np.int32).reshape(7, 2)
+    plan = segment_plan(codes, stages, 3)
+    assert [c.tolist() for c, _ in plan] == [[WARM] * 3, [WARM] * 3, [WARM, SKIP, SKIP]]
+    assert plan[2][1].tolist() == [[12, 13], [0, 0], [0, 0]]
+    assert [c.tolist() for c, _ in segment_plan(np.full(4, DRAW, np.int32), np.zeros((4, 2), np.int32), 2)] == \
+        [[DRAW] * 2] * 2
