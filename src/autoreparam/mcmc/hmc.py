@@ -149,7 +149,10 @@ class CycleSampler:
                                      lambda: adapt)
                 return (state, adapt, key), (original(state.position), info.acceptance_rate, info.is_divergent)
 
-            # A skipped iteration (padding) outputs zeros of the draws' shapes.
+            # A skipped iteration (padding, at most one segment's worth per phase) steps too, and its
+            # chains, adaptation and key are put back: selected, not branched around, since a cond
+            # around the step cost radon MN's draws 4 to 5% of their gradients per second (A/B in one
+            # process, benchmarks/results/hmc_segment_throughput.json). It outputs zeros.
             nothing = (jnp.zeros(coords.original_dim, positions.dtype), jnp.zeros(self.num_spaces, positions.dtype),
                        jnp.zeros(self.num_spaces, bool))
 
@@ -160,7 +163,9 @@ class CycleSampler:
                     carry_out, outputs = move(carry, code, stage)
                     return _like(carry_out, carry), _like(outputs, nothing)
 
-                return jax.lax.cond(code == SKIP, lambda: (carry, nothing), go)
+                new_carry, outputs = go()
+                skip = code == SKIP
+                return jax.tree_util.tree_map(lambda a, b: jnp.where(skip, a, b), (carry, nothing), (new_carry, outputs))
 
             # The state and key come back out, so that the next segment continues the same chain and
             # the same random stream.
