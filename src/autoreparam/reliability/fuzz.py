@@ -6,7 +6,9 @@ Program i is ``corpus.generate_program(i, seed)`` (the same in every corpus size
   ``chunk * j .. chunk * (j + 1) - 1``, one task per chunk (each program costs about a second);
 - ``prior``: one method and kernel on one program with its observations removed (`prior.check_prior`);
 - ``invariance``: one program sampled in CP, NCP, a random centring and by ``auto``
-  (`prior.check_invariance`; ``invariance_runs`` chooses, and a store keeps one choice);
+  (`prior.check_invariance`; ``invariance_runs`` chooses, and a store keeps one choice), each run at
+  a seed of its own (``run_seeds``; tasks planned before 2026-12-02 ran all at one seed, and the
+  summary counts those apart, `invariance_check_name`);
 - ``scan_twin``: time-series programs against their twins written with ``scan``
   (`scan_twin.check_scan_twin`), one task per chunk of the first ``scan_twins`` such programs.
 
