@@ -52,12 +52,12 @@ def _latent_samples(problem, samples: dict) -> dict:
     return {k: np.asarray(v) for k, v in samples.items() if k in names}
 
 
-def numpyro_nuts(problem, noncentred: bool, seed: int) -> dict:
+def numpyro_nuts(problem, noncentred: bool, seed: int, target_accept: float = 0.8) -> dict:
     model = problem.model
     if noncentred:
         plan = select_sites(analyse_model(problem.model, *problem.args, **problem.kwargs), "default")
         model = numpyro.handlers.reparam(model, config={n: LocScaleReparam(0.0) for n in plan.names})
-    mcmc = MCMC(NUTS(model), num_warmup=WARMUP, num_samples=SAMPLES, num_chains=CHAINS,
+    mcmc = MCMC(NUTS(model, target_accept_prob=target_accept), num_warmup=WARMUP, num_samples=SAMPLES, num_chains=CHAINS,
                 chain_method="vectorized", progress_bar=False)
     start = time.perf_counter()
     mcmc.run(jax.random.PRNGKey(seed), *problem.args, extra_fields=("num_steps", "diverging"), **problem.kwargs)
@@ -109,6 +109,9 @@ def auto_cell(problem, seed: int) -> dict:
 RUNNERS = {
     "numpyro_cp": lambda p, s: numpyro_nuts(p, False, s),
     "numpyro_ncp": lambda p, s: numpyro_nuts(p, True, s),
+    # What a NumPyro user pays for draws as trusted as auto's (no divergence), where NCP at the default
+    # acceptance diverges (German credit: 16 to 55 of 4,000 transitions); not in the default set.
+    "numpyro_ncp_099": lambda p, s: numpyro_nuts(p, True, s, target_accept=0.99),
     "nutpie_cp": nutpie_cell,
     "auto": auto_cell,
 }
@@ -141,7 +144,8 @@ def report(cells: list[dict]) -> str:
         cp, ncp = _per_second(group.get(("numpyro_cp", 1))), _per_second(group.get(("numpyro_ncp", 1)))
         if math.isfinite(auto) and (math.isfinite(cp) or math.isfinite(ncp)):
             ratios_best.append((model, seed, auto / np.nanmax([cp, ncp])))
-            ratios_cp.append(auto / cp)
+            if math.isfinite(cp):  # a run without the centred workflow has no such ratio
+                ratios_cp.append(auto / cp)
     lines += ["", "| model | seed | auto / NumPyro on the better of CP and NCP (ESS per second, first calls) |",
               "|---|---|---|"]
     lines += [f"| {m} | {s} | {r:.2f} |" for m, s, r in ratios_best]
@@ -154,6 +158,12 @@ def report(cells: list[dict]) -> str:
         met = sum(np.median(rs) >= 1 for rs in per_model.values())
         lines += ["", f"Median over seeds at least 1 (auto at least the better NumPyro) on {met} of {len(per_model)} models; "
                   f"at least 1 on every seed on {sum(min(rs) >= 1 for rs in per_model.values())}."]
+    trusted = [(m, s, _per_second(g.get(("auto", 1))) / _per_second(g.get(("numpyro_ncp_099", 1))))
+               for (m, s), g in sorted(by.items()) if g.get(("numpyro_ncp_099", 1)) and g.get(("auto", 1))]
+    if trusted:
+        lines += ["", "| model | seed | auto / NumPyro NCP at acceptance 0.99 (ESS per second, first calls) |",
+                  "|---|---|---|"]
+        lines += [f"| {m} | {s} | {r:.2f} |" for m, s, r in trusted]
     if ratios_cp:
         geo = float(np.exp(np.mean(np.log(ratios_cp))))
         lines += ["", f"Geometric mean of auto / NumPyro on the centred model: **{geo:.2f}** over {len(ratios_cp)} runs."]
@@ -164,7 +174,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--seeds", default="0,1,2")
-    parser.add_argument("--workflows", default=",".join(RUNNERS))
+    parser.add_argument("--workflows", default=",".join(w for w in RUNNERS if w != "numpyro_ncp_099"))
     parser.add_argument("--out", default="results/wall_clock")
     parser.add_argument("--report", default=None)
     args = parser.parse_args(argv)
