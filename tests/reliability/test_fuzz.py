@@ -129,10 +129,11 @@ def test_plan_and_summary():
 def test_invariance_on_a_small_hierarchy():
     settings = RunSettings(num_chains=4, num_warmup=500, num_samples=1000)
     task = {"key": "i", "kind": "invariance", "seed": 0, "program": 1, "settings": settings.__dict__,
-            "invariance_runs": ["cp", "ncp", "random", "auto"]}
+            "invariance_runs": ["cp", "ncp", "random", "auto"], "run_seeds": "own"}
     result = run_fuzz_task(task)
     assert result["status"] == "ok", result.get("error")
     assert list(result["runs"]) == ["cp", "ncp", "random", "auto"] and len(result["pairs"]) == 6
+    assert len(set(result["seeds"].values())) == 4
     assert result["runs"]["auto"]["ran_as"].startswith("auto")
     assert not result["failed"] or not result["trustworthy"], result
     assert np.isfinite(result["min_adjusted_p"])
