@@ -55,8 +55,8 @@ WARM, DRAW, SKIP = 0, 1, 2
 
 def segment_plan(codes: np.ndarray, stages: np.ndarray, length: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """``codes`` (n,) and ``stages`` (n, 2) cut into segments of ``length`` iterations, the last padded
-    with `SKIP` (no step, no draw): every segment of every run has the same shape, so one program
-    serves a warm-up of any length and any number of draws."""
+    with `SKIP` (its step is undone and its draw dropped): every segment of every run has the same
+    shape, so one program serves a warm-up of any length and any number of draws."""
     pad = -len(codes) % length
     codes = np.concatenate([codes, np.full(pad, SKIP, np.int32)]).astype(np.int32)
     stages = np.concatenate([stages, np.zeros((pad, 2), np.int32)]).astype(np.int32)
@@ -158,14 +158,10 @@ class CycleSampler:
 
             def body(carry, xs):
                 code, stage = xs
-
-                def go():
-                    carry_out, outputs = move(carry, code, stage)
-                    return _like(carry_out, carry), _like(outputs, nothing)
-
-                new_carry, outputs = go()
-                skip = code == SKIP
-                return jax.tree_util.tree_map(lambda a, b: jnp.where(skip, a, b), (carry, nothing), (new_carry, outputs))
+                moved, outputs = move(carry, code, stage)
+                stepped = (_like(moved, carry), _like(outputs, nothing))
+                return jax.tree_util.tree_map(lambda kept, new: jnp.where(code == SKIP, kept, new), (carry, nothing),
+                                              stepped)
 
             # The state and key come back out, so that the next segment continues the same chain and
             # the same random stream.
