@@ -135,8 +135,10 @@ class CycleSampler:
         def one_chain(position, state, adapt, log_step, imm, key):
             # The chains' first call starts them (a gradient at the start, the adaptation's state); the
             # predicate is one flag for all chains, so this is a branch, not both computed.
-            state, adapt = jax.lax.cond(first, lambda: (_like(init(position), state), _like(adapt_init(imm, log_step), adapt)),
-                                        lambda: (state, adapt))
+            def start():
+                return _like(init(position), state), _like(adapt_init(imm, log_step), adapt)
+
+            state, adapt = jax.lax.cond(first, start, lambda: (state, adapt))
 
             def move(carry, code, stage):
                 state, adapt, key = carry
