@@ -386,3 +386,25 @@ def test_invariance_runs_are_planned_at_seeds_of_their_own_and_counted_apart(mon
     assert summary["invariance"]["programs"] == 1 and summary["invariance_own_seeds"]["programs"] == 2
     assert len(summary["invariance_own_seeds"]["failures"]) == 1 and summary["invariance"]["failures"] == []
     assert "invariance_own_seeds" not in summarise_fuzz([shared])  # stores written before the check existed
+
+
+def test_the_deadline_counts_from_the_call_not_from_after_planning(tmp_path, monkeypatch):
+    # Planning 2,000 sampled programs took about 10 minutes, and the deadline used to start after it:
+    # a planner slower than the deadline must leave nothing started.
+    import time
+
+    from autoreparam.reliability import fuzz
+
+    real_plan = fuzz.plan_fuzz
+
+    def slow_plan(*args, **kwargs):
+        time.sleep(0.5)
+        return real_plan(*args, **kwargs)
+
+    monkeypatch.setattr(fuzz, "plan_fuzz", slow_plan)
+    store = fuzz.run_fuzz(tmp_path / "late", n=2, mcmc_n=0, chunk=1, serial=True, progress=False,
+                          deadline_minutes=0.1 / 60)
+    assert list(store.records()) == []
+    store = fuzz.run_fuzz(tmp_path / "in_time", n=2, mcmc_n=0, chunk=1, serial=True, progress=False,
+                          deadline_minutes=10.0)
+    assert len(list(store.records())) == 2  # the same call with time to spare checks both programs
