@@ -123,7 +123,8 @@ def add_fuzz_parser(sub):
     p.add_argument("--chunk", type=count, default=25, help="identity programs per task")
     p.add_argument("--scan-twins", type=natural, default=200,
                    help="time-series programs checked against their twins written with scan")
-    p.add_argument("--deadline-minutes", type=minutes, default=None, help="minutes from the start of the command (planning included): start no task after this; rerun to go on")
+    p.add_argument("--deadline-minutes", type=minutes, default=None,
+                   help="minutes from the command's start (planning included): start no task after this; rerun to go on")
     _ray_arguments(p)
     return p
 
