@@ -8,8 +8,10 @@ runs of an already compiled sampler timed): ``--other`` is another checkout's ``
 loaded beside this one (it must import only modules this checkout still has), and the two samplers'
 runs alternate ``--repeats`` times in one process, so both meet the same machine load. Asks whether
 running the warm-up and the draws as segments of one program (46b6e71) costs the draws anything per
-gradient. Writes JSON: per model and chain count, each sampler's gradients per second per run, and
-the ratio of their medians.
+gradient, and whether a loop over the active iterations that leaves padding unrun (the warm-up of
+200 runs in a segment of 1000) costs the draws anything and saves the warm-up its padding. Writes
+JSON: per model and chain count, each sampler's draws' gradients per second and warm-up seconds per
+run, the ratios of their medians, and whether the two samplers' draws were equal bit for bit.
 """
 
 from __future__ import annotations
@@ -46,15 +48,28 @@ def measure(model: str, chains: int, other, repeats: int) -> dict:
     x = (centre + 0.1 * np.random.default_rng(0).standard_normal((chains, centre.size))).astype(np.float32)
     config = HMCConfig(num_warmup=200, num_samples=1000)
     samplers = {"this checkout": CycleSampler(coords, 1, config), "other": other(coords, 1, config)}
+    # Both modules compile through the one process-wide cache (`mcmc.programs.PROGRAMS`): samplers
+    # with equal keys would run whichever program compiled first (an A/B of two segment samplers
+    # first measured one program twice).
+    if hasattr(samplers["other"], "_segment_key"):
+        samplers["other"]._segment_key = ("other checkout", *samplers["other"]._segment_key)
     for sampler in samplers.values():  # compile
         sampler.run((param,), np.ones(coords.dim), x, 8, seed=0)
     rates = {name: [] for name in samplers}
+    warmup = {name: [] for name in samplers}
+    identical = True
     for repeat in range(repeats):
+        draws = {}
         for name, sampler in samplers.items():
             result = sampler.run((param,), np.ones(coords.dim), x, 8, seed=repeat + 1)
             rates[name].append(float(np.sum(result.grad_evals)) / result.seconds["sampling"])
+            warmup[name].append(result.seconds["warmup"])
+            draws[name] = np.asarray(result.draws)
+        identical &= bool(np.array_equal(*draws.values()))
     ratio = float(np.median(rates["this checkout"]) / np.median(rates["other"]))
-    return {"model": model, "chains": chains, "grads_per_second": rates, "median_ratio": ratio}
+    warmup_ratio = float(np.median(warmup["this checkout"]) / np.median(warmup["other"]))
+    return {"model": model, "chains": chains, "grads_per_second": rates, "median_ratio": ratio,
+            "warmup_seconds": warmup, "warmup_seconds_ratio": warmup_ratio, "draws_identical": identical}
 
 
 def main(argv=None) -> int:
@@ -73,7 +88,8 @@ def main(argv=None) -> int:
             row = measure(model, chains, other, args.repeats)
             rows.append(row)
             print(model, chains, {k: round(float(np.median(v))) for k, v in row["grads_per_second"].items()},
-                  f"ratio {row['median_ratio']:.3f}", flush=True)
+                  f"ratio {row['median_ratio']:.3f}", f"warm-up seconds ratio {row['warmup_seconds_ratio']:.3f}",
+                  f"identical draws {row['draws_identical']}", flush=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({
         "command": " ".join(["python benchmarks/hmc_segment_throughput.py", *(argv or sys.argv[1:])]),

@@ -1,7 +1,7 @@
 """Fixed-L HMC (and iHMC) over many chains: one compiled program runs the warm-up and the draws.
 
-Chains are ``vmap``-ed, iterations ``lax.scan``-ned in segments of equal length; each iteration's
-code (a warm-up step, a draw, or padding) and warm-up stage, L, step sizes, mass matrices, the
+Chains are ``vmap``-ed, iterations looped in segments of equal length; each iteration's code (a
+warm-up step, a draw, or padding, which is not run) and warm-up stage, L, step sizes, mass matrices, the
 parameterisation and the seed are runtime arguments, so the warm-up, the draws, an oracle grid over L,
 several seeds or a new lambda reuse one compiled program (BlackJAX's HMC integrates with
 ``fori_loop``, which accepts a traced L). The warm-up follows the authors' protocol (REFERENCE.md):
@@ -34,7 +34,7 @@ from autoreparam.reparam.parameterisation import Parameterisation
 
 
 def _like(tree, like):
-    """``tree`` in the dtypes of ``like`` (the two branches of a ``cond`` must agree exactly)."""
+    """``tree`` in the dtypes of ``like`` (a ``cond``'s two branches, and a loop's carry, must agree exactly)."""
     return jax.tree_util.tree_map(lambda x, y: jnp.asarray(x, dtype=y.dtype), tree, like)
 
 
@@ -55,8 +55,8 @@ WARM, DRAW, SKIP = 0, 1, 2
 
 def segment_plan(codes: np.ndarray, stages: np.ndarray, length: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """``codes`` (n,) and ``stages`` (n, 2) cut into segments of ``length`` iterations, the last padded
-    with `SKIP` (its step is undone and its draw dropped): every segment of every run has the same
-    shape, so one program serves a warm-up of any length and any number of draws."""
+    with `SKIP` (not run; its rows of the outputs are dropped): every segment of every run has the
+    same shape, so one program serves a warm-up of any length and any number of draws."""
     pad = -len(codes) % length
     codes = np.concatenate([codes, np.full(pad, SKIP, np.int32)]).astype(np.int32)
     stages = np.concatenate([stages, np.zeros((pad, 2), np.int32)]).astype(np.int32)
@@ -151,23 +151,28 @@ class CycleSampler:
                                      lambda: adapt)
                 return (state, adapt, key), (original(state.position), info.acceptance_rate, info.is_divergent)
 
-            # A skipped iteration (padding, at most one segment's worth per phase) steps too, and its
-            # chains, adaptation and key are put back: selected, not branched around, since a cond
-            # around the step cost radon MN's draws 4 to 5% of their gradients per second (A/B in one
-            # process, benchmarks/results/hmc_segment_throughput.json). It outputs zeros.
-            nothing = (jnp.zeros(coords.original_dim, positions.dtype), jnp.zeros(self.num_spaces, positions.dtype),
-                       jnp.zeros(self.num_spaces, bool))
+            # Padding (`SKIP`, only at a segment's end) is not run: the loop's trip count is the segment's
+            # active iterations, a runtime value, and padded rows of the outputs stay zero. Padding that
+            # stepped and was put back by a select cost up to a segment of wasted steps per phase (a
+            # warm-up of 1,000 in segments of 2,000 ran 2,000; found in review); a cond around the step
+            # cost radon MN's draws 4 to 5% of their gradients per second
+            # (benchmarks/results/hmc_segment_throughput.json).
+            length = codes.shape[0]
+            active = jnp.sum(codes != SKIP)
+            blank = (jnp.zeros((length, coords.original_dim), positions.dtype),
+                     jnp.zeros((length, self.num_spaces), positions.dtype), jnp.zeros((length, self.num_spaces), bool))
 
-            def body(carry, xs):
-                code, stage = xs
-                moved, outputs = move(carry, code, stage)
-                stepped = (_like(moved, carry), _like(outputs, nothing))
-                return jax.tree_util.tree_map(lambda kept, new: jnp.where(code == SKIP, kept, new), (carry, nothing),
-                                              stepped)
+            def body(i, loop):
+                carry, outputs = loop
+                moved, row = move(carry, codes[i], stages[i])
+                outputs = jax.tree_util.tree_map(
+                    lambda out, new: jax.lax.dynamic_update_index_in_dim(out, new.astype(out.dtype), i, 0), outputs, row)
+                return _like(moved, carry), outputs
 
             # The state and key come back out, so that the next segment continues the same chain and
             # the same random stream.
-            (state, adapt, key), (draws, accept, divergent) = jax.lax.scan(body, (state, adapt, key), (codes, stages))
+            (state, adapt, key), (draws, accept, divergent) = jax.lax.fori_loop(0, active, body,
+                                                                                ((state, adapt, key), blank))
             final_log, final_imm = adapt_final(adapt, imm)
             return draws, accept, divergent, state, adapt, key, final_log, final_imm
 
