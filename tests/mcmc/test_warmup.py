@@ -170,17 +170,17 @@ def test_a_run_in_chunks_draws_what_one_call_draws_and_shares_the_pilots_program
     """The oracle's pilots and its final run differ only in their number of draws; in chunks of the
     pilots' length the final run compiles nothing new and its draws are bit for bit those of one call.
     One program runs the warm-up and the draws: the pilot compiles it once. The run in one call pads
-    its warm-up's second segment (30 iterations in segments of 20) with iterations that do nothing,
+    its warm-up's second segment (30 iterations in segments of 20) with iterations that are not run,
     and still draws what the run in segments of 10 draws."""
     coords, params = schools
     x0 = np.zeros((2, coords.dim), np.float32)
     pilot = CycleSampler(coords, 2, HMCConfig(num_warmup=30, num_samples=10))
     pilot.run(params, np.ones((2, coords.dim)), x0, (1, 4), seed=0)
     assert pilot.num_compilations == 1  # segments of 10: no other test of this process compiles them
-    # 20 draws: the programs of test_ihmc_spends_the_sum_of_each_halfs_leapfrog_steps serve the whole run.
     chunked = CycleSampler(coords, 2, HMCConfig(num_warmup=30, num_samples=20), chunk=10)
     in_chunks = chunked.run(params, np.ones((2, coords.dim)), x0, (1, 4), seed=1)
     assert chunked.num_compilations == 0
+    # Segments of 20 (the programs of test_ihmc_spends_the_sum_of_each_halfs_leapfrog_steps, if it ran first).
     whole = CycleSampler(coords, 2, HMCConfig(num_warmup=30, num_samples=20)).run(
         params, np.ones((2, coords.dim)), x0, (1, 4), seed=1)
     assert in_chunks.draws.shape == whole.draws.shape == (2, 20, coords.original_dim)
