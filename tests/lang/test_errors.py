@@ -260,3 +260,13 @@ def test_a_latent_scale_that_overflows_the_float_type_is_told_so_not_to_change_i
         numpyro.handlers.seed(model, 0)(*args, **kwargs)
     assert "a latent feeds its scale, and here it is not finite, or 0 after underflowing" in str(info.value)
     assert info.value.pos.line == 2
+
+
+def test_a_uniform_bounded_by_a_latent_is_refused_naming_the_site_and_that_latent():
+    """The program form of ``x ~ Uniform(0, s)``: it gave a bare UnexpectedTracerError (found in review)."""
+    import autoreparam as ar
+    from autoreparam.errors import SiteError
+
+    model, args, kwargs = compile_program("s ~ half_normal(0, 1)\nx ~ uniform(0, s)\n")
+    with pytest.raises(SiteError, match=r"site 'x': the bounds of its support \(Uniform\) depend on the latent\(s\) s"):
+        ar.analyse_model(model, *args, **kwargs)

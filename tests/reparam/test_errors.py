@@ -34,6 +34,21 @@ def nan_observed_inside():
     numpyro.sample("counts", dist.Normal(a, 1.0), obs=jnp.array([1.0, jnp.inf]))
 
 
+def support_moves_with_a_latent(y):
+    s = numpyro.sample("s", dist.HalfNormal(1.0))
+    numpyro.sample("x", dist.Uniform(0.0, s))
+    numpyro.sample("y", dist.Normal(s, 1.0), obs=y)
+
+
+def supports_fixed_by_constants_and_data(y):
+    numpyro.sample("c", dist.Uniform(0.0, 10.0))
+    numpyro.sample("d", dist.Uniform(0.0, jnp.max(y)))  # computed from the data: a tracer during analysis
+    numpyro.sample("t", dist.TruncatedNormal(0.0, 1.0, low=jnp.min(y), high=jnp.max(y) + 1.0))
+    with numpyro.plate("k", 2):
+        numpyro.sample("v", dist.Uniform(y - 1.0, y + 1.0))
+    numpyro.sample("y", dist.Normal(0.0, 1.0), obs=y)
+
+
 @pytest.fixture(scope="module")
 def plan():
     return select_sites(analyse_model(eight_schools, EIGHT_SCHOOLS_SIGMA, y=EIGHT_SCHOOLS_Y), "all")
@@ -46,6 +61,20 @@ def test_discrete_latent_is_a_site_error_naming_it():
     # and through the top-level API, before any compilation
     with pytest.raises(SiteError, match="'k'"):
         fit_vip(discrete_latent, config=VIConfig(num_steps=2, progress=False))
+
+
+def test_support_depending_on_a_latent_is_a_site_error_naming_both():
+    """Found in review: a bare UnexpectedTracerError from biject_to on the analysis trace's tracers."""
+    with pytest.raises(SiteError, match=r"'x'.*support \(Uniform\) depend on the latent\(s\) s.*"
+                                        r"numpyro.deterministic\('x', s \* u\)") as info:
+        analyse_model(support_moves_with_a_latent, jnp.array([0.5]))
+    assert info.value.site == "x"
+
+
+def test_supports_bounded_by_constants_or_data_are_analysed():
+    structure = analyse_model(supports_fixed_by_constants_and_data, jnp.array([0.5, 2.0]))
+    assert structure.names == ("c", "d", "t", "v")
+    assert [s.unconstrained_shape for s in structure.latents] == [(), (), (), (2,)]
 
 
 def test_site_without_loc_scale_requested_by_name():

@@ -28,21 +28,27 @@ def dce_jaxpr(jaxpr, used_outputs):
     return _dce_jaxpr(jaxpr, used_outputs)
 
 
-def _site_params(model: Callable, args, kwargs, targets) -> Callable:
-    """``values -> {site: [loc, scale]}`` for ``targets`` with every latent fixed to ``values``."""
+def _site_params(model: Callable, args, kwargs, targets, leaves_of: Callable) -> Callable:
+    """``values -> {site: leaves_of(fn)}`` for ``targets`` with every latent fixed to ``values``."""
 
     def params(values):
         seeded = handlers.seed(handlers.substitute(model, data=values), rng_seed=0)
         with handlers.block():
             trace = handlers.trace(seeded).get_trace(*args, **kwargs)
-        out = {}
-        for name in targets:
-            base, _ = unwrap(trace[name]["fn"])
-            loc, scale = find_family(trace[name]["fn"]).loc_scale(base)
-            out[name] = [p for p in (loc, scale) if p is not None]
-        return out
+        return {name: leaves_of(trace[name]["fn"]) for name in targets}
 
     return params
+
+
+def _loc_scale(fn) -> list:
+    base, _ = unwrap(fn)
+    loc, scale = find_family(fn).loc_scale(base)
+    return [p for p in (loc, scale) if p is not None]
+
+
+def _support_bounds(fn) -> list:
+    # NumPyro's constraints are pytrees whose leaves are their parameters (an interval's bounds).
+    return jax.tree_util.tree_leaves(fn.support)
 
 
 def prior_dependencies(model, args, kwargs, values: Mapping, targets) -> dict[str, tuple[str, ...]]:
@@ -52,6 +58,23 @@ def prior_dependencies(model, args, kwargs, values: Mapping, targets) -> dict[st
     has a location and/or scale. Falls back to "depends on everything" when JAX's dead-code
     elimination is unavailable, which can only make the default selection larger, never wrong.
     """
+    return _dependencies(model, args, kwargs, values, targets, _loc_scale)
+
+
+def support_dependencies(model, args, kwargs, values: Mapping, targets) -> dict[str, tuple[str, ...]]:
+    """For each target site, the latent sites the bounds of its support depend on (``x ~ Uniform(0, s)``:
+    ``('s',)``); bounds that are constants or computed from the data depend on none.
+
+    Falls back to "depends on none" when JAX's dead-code elimination is unavailable: site analysis
+    refuses a site whose support depends on latents, so guessing "all" would refuse valid models.
+    """
+    if _dce_jaxpr is None:  # pragma: no cover
+        return {t: () for t in targets}
+    return _dependencies(model, args, kwargs, values, targets, _support_bounds)
+
+
+def _dependencies(model, args, kwargs, values: Mapping, targets, leaves_of: Callable) -> dict[str, tuple[str, ...]]:
+    """For each target site, the latents that ``leaves_of(its distribution)`` depend on."""
     targets = list(targets)
     if not targets:
         return {}
@@ -60,7 +83,7 @@ def prior_dependencies(model, args, kwargs, values: Mapping, targets) -> dict[st
     if _dce_jaxpr is None:  # pragma: no cover
         return others
     with numpyro.validation_enabled(False):
-        closed, out_shape = jax.make_jaxpr(_site_params(model, args, kwargs, targets), return_shape=True)(
+        closed, out_shape = jax.make_jaxpr(_site_params(model, args, kwargs, targets, leaves_of), return_shape=True)(
             dict(values)
         )
     leaves_per_target = {t: len(jax.tree_util.tree_leaves(out_shape[t])) for t in targets}

@@ -19,7 +19,7 @@ from numpyro.infer.initialization import init_to_uniform
 from numpyro.primitives import Messenger
 
 from autoreparam.errors import DataError, ModelError, SiteError
-from autoreparam.reparam.dependence import dce_jaxpr, prior_dependencies
+from autoreparam.reparam.dependence import dce_jaxpr, prior_dependencies, support_dependencies
 from autoreparam.reparam.families import Family, find_family, unwrap
 from autoreparam.reparam.in_scan import ScanBodySites
 from autoreparam.validation import check_observed_site, model_failure
@@ -119,7 +119,10 @@ def _trace(model: Callable, args, kwargs, seed: int):
 
     Running the model eagerly would compile every primitive it calls, one by one, the first time
     (seconds for a radon model, measured); tracing it costs milliseconds. Only shapes, dtypes,
-    distributions and concrete observed values are read from the trace afterwards.
+    distributions and concrete observed values are read from the trace afterwards, and the
+    unconstrained shape of each latent (latent name -> shape, third value), which is computed inside
+    the trace: ``biject_to(support)`` does arithmetic on the support's bounds, which are tracers of
+    this trace whenever the model computes them (``Uniform(0, jnp.max(y))``) and cannot be used after it.
     """
     captured = {}
     scan_sites = ScanBodySites(model)
@@ -131,6 +134,8 @@ def _trace(model: Callable, args, kwargs, seed: int):
         computed = [n for n, m in trace.items() if m["type"] == "sample" and m["is_observed"]
                     and isinstance(m["value"], jax.core.Tracer)]
         captured["computed"] = computed
+        captured["unconstrained"] = {n: _unconstrained_shape(m) for n, m in trace.items()
+                                     if m["type"] == "sample" and not m["is_observed"]}
         return [trace[n]["value"] for n in computed]
 
     closed = jax.make_jaxpr(run)()
@@ -140,7 +145,18 @@ def _trace(model: Callable, args, kwargs, seed: int):
         values = jax.core.eval_jaxpr(jaxpr, closed.consts)
         for name, value in zip(captured["computed"], values):
             trace[name] = {**trace[name], "value": np.asarray(value)}
-    return trace, frozenset(scan_sites.reversed), frozenset(scan_sites.shaped)
+    return trace, frozenset(scan_sites.reversed), frozenset(scan_sites.shaped), captured["unconstrained"]
+
+
+def _unconstrained_shape(msg) -> tuple[int, ...] | None:
+    """The shape of a latent's value in unconstrained space; None where its support has no bijection
+    (a discrete latent, refused later with a better message)."""
+    if msg["fn"].support.is_discrete:
+        return None
+    try:
+        return tuple(biject_to(msg["fn"].support).inverse_shape(tuple(jnp.shape(msg["value"]))))
+    except NotImplementedError:
+        return None
 
 
 def _run_trace(model: Callable, recorder: ScanBodySites, args, kwargs, seed: int):
@@ -182,7 +198,7 @@ def analyse_model(model: Callable, /, *args, seed: int = 0, **kwargs) -> ModelSt
     a discrete latent and ``DataError`` for non-finite or non-numeric data (arguments or observed values).
     """
     _check_finite_arguments(args, kwargs)
-    trace, in_reversed_scan, shaped_in_scan = _trace(model, args, kwargs, seed)
+    trace, in_reversed_scan, shaped_in_scan, unconstrained = _trace(model, args, kwargs, seed)
     latent_msgs, observed = [], []
     for name, msg in trace.items():
         if msg["type"] == "plate" and msg["args"][1] is not None and msg["args"][1] < msg["args"][0]:
@@ -212,10 +228,17 @@ def analyse_model(model: Callable, /, *args, seed: int = 0, **kwargs) -> ModelSt
 
     prior_draw = {name: jax.ShapeDtypeStruct(jnp.shape(msg["value"]), msg["value"].dtype) for name, msg in latent_msgs}
     with_family = [name for name, msg in latent_msgs if find_family(msg["fn"]) is not None]
+    # Only supports with traced bounds can depend on a latent; constant ones need no second trace.
+    bounded = [name for name, msg in latent_msgs
+               if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(msg["fn"].support))]
     try:  # traced, not run: where the model needs concrete latent values this is where it fails first
         deps = prior_dependencies(model, args, kwargs, prior_draw, with_family)
+        bounds_deps = support_dependencies(model, args, kwargs, prior_draw, bounded)
     except Exception as error:  # noqa: BLE001 - re-raised as ModelError naming the model and what to do
         raise model_failure(model, error) from error
+    for name, msg in latent_msgs:
+        if bounds_deps.get(name):
+            raise SiteError(name, _latent_support_message(msg["fn"], bounds_deps[name]))
     latents = []
     for name, msg in latent_msgs:
         base, event_dim = unwrap(msg["fn"])
@@ -225,7 +248,7 @@ def analyse_model(model: Callable, /, *args, seed: int = 0, **kwargs) -> ModelSt
                 name=name,
                 shape=shape,
                 event_dim=event_dim,
-                unconstrained_shape=tuple(biject_to(msg["fn"].support).inverse_shape(shape)),
+                unconstrained_shape=unconstrained[name],
                 distribution=type(base).__name__,
                 family=find_family(msg["fn"]),
                 depends_on=deps.get(name, ()),
@@ -237,6 +260,20 @@ def analyse_model(model: Callable, /, *args, seed: int = 0, **kwargs) -> ModelSt
             )
         )
     return ModelStructure(tuple(latents), tuple(observed), prior_draw)
+
+
+def _latent_support_message(fn, depends_on: tuple[str, ...]) -> str:
+    """Why a latent whose support moves with other latents is refused, and how to write it instead.
+
+    Every later stage (coordinates, initial values, VIP) maps a latent to unconstrained space by
+    ``biject_to(support)`` once, outside the model; a support that moves with other latents would need
+    that map rebuilt at every point, which they do not do (found in review: a bare UnexpectedTracerError).
+    """
+    base, _ = unwrap(fn)
+    return (f"the bounds of its support ({type(base).__name__}) depend on the latent(s) {', '.join(depends_on)}, "
+            "which autoreparam cannot map to unconstrained space: sample it on a fixed "
+            "support and scale it, e.g. for x ~ Uniform(0, s) write u = numpyro.sample('u', dist.Uniform(0, 1)); "
+            "x = numpyro.deterministic('x', s * u)")
 
 
 def _masked_out(msg: dict, shape: tuple[int, ...], event_dim: int) -> np.ndarray | None:
