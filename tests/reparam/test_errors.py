@@ -49,6 +49,18 @@ def supports_fixed_by_constants_and_data(y):
     numpyro.sample("y", dist.Normal(0.0, 1.0), obs=y)
 
 
+def plate_after_site_of_its_name(y):
+    mu = numpyro.sample("mu", dist.Normal(0.0, 10.0))
+    with numpyro.plate("mu", y.shape[0]):
+        numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
+
+
+def plate_around_site_of_its_name(y):
+    with numpyro.plate("mu", y.shape[0]):
+        mu = numpyro.sample("mu", dist.Normal(0.0, 10.0))
+        numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
+
+
 @pytest.fixture(scope="module")
 def plan():
     return select_sites(analyse_model(eight_schools, EIGHT_SCHOOLS_SIGMA, y=EIGHT_SCHOOLS_Y), "all")
@@ -75,6 +87,13 @@ def test_supports_bounded_by_constants_or_data_are_analysed():
     structure = analyse_model(supports_fixed_by_constants_and_data, jnp.array([0.5, 2.0]))
     assert structure.names == ("c", "d", "t", "v")
     assert [s.unconstrained_shape for s in structure.latents] == [(), (), (), (2,)]
+
+
+@pytest.mark.parametrize("model", [plate_after_site_of_its_name, plate_around_site_of_its_name])
+def test_plate_named_like_a_site_is_a_model_error_naming_both(model):
+    """Found in review: a bare AssertionError from a sampler, or a false "no latent sample site"."""
+    with pytest.raises(ModelError, match="plate 'mu' has the name of the sample site 'mu'.*rename the plate or the site"):
+        analyse_model(model, jnp.array([5.0, 5.2]))
 
 
 def test_site_without_loc_scale_requested_by_name():

@@ -114,6 +114,29 @@ class _LastSite(Messenger):
             self.name = msg["name"]
 
 
+class _PlateNamesApart(Messenger):
+    """Refuses a plate named like a sample site, naming both, as the model reaches the second of them.
+
+    NumPyro keeps plates and sites in one trace by name, so the later of the two overwrote the other:
+    the latent vanished ("no latent sample site") or a sampler failed on a bare AssertionError
+    (found in review).
+    """
+
+    def __init__(self, fn=None):
+        self.kinds = {}
+        super().__init__(fn)
+
+    def process_message(self, msg):
+        name, kind = msg.get("name"), msg["type"]
+        if kind not in ("plate", "sample") or not name:
+            return
+        seen = self.kinds.setdefault(name, kind)
+        if seen != kind:
+            raise ModelError(f"plate '{name}' has the name of the sample site '{name}' of the model; NumPyro keeps "
+                             "plates and sites by name in one trace, so one would hide the other: rename the plate "
+                             "or the site")
+
+
 def _trace(model: Callable, args, kwargs, seed: int):
     """The model's trace, traced abstractly: values are tracers, nothing is computed or compiled.
 
@@ -163,7 +186,7 @@ def _run_trace(model: Callable, recorder: ScanBodySites, args, kwargs, seed: int
     """The trace of ``model``, run as ``recorder`` (the model under that handler); errors name ``model``."""
     # block: an analysis run must be invisible to handlers the caller may have around us.
     with handlers.block():
-        reached = _LastSite(recorder)
+        reached = _LastSite(_PlateNamesApart(recorder))
         try:
             return handlers.trace(handlers.seed(reached, rng_seed=seed)).get_trace(*args, **kwargs)
         except NotImplementedError:
@@ -172,7 +195,7 @@ def _run_trace(model: Callable, recorder: ScanBodySites, args, kwargs, seed: int
             pass
         except Exception as error:  # noqa: BLE001 - re-raised as ModelError naming the model and what to do
             raise model_failure(model, error, reached.name) from error
-        reached = _LastSite(recorder)
+        reached = _LastSite(_PlateNamesApart(recorder))
         substituted = handlers.substitute(handlers.seed(reached, rng_seed=seed), substitute_fn=_uniform_if_improper)
         try:
             return handlers.trace(substituted).get_trace(*args, **kwargs)
