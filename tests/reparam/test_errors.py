@@ -96,6 +96,24 @@ def test_plate_named_like_a_site_is_a_model_error_naming_both(model):
         analyse_model(model, jnp.array([5.0, 5.2]))
 
 
+def test_delta_latent_is_a_site_error_suggesting_deterministic():
+    """Found in review: accepted, and auto returned draws with log density -inf."""
+    def delta_latent():
+        x = numpyro.sample("x", dist.Normal(0.0, 1.0))
+        with numpyro.plate("k", 2):  # wrapped (expanded) by the plate: still a point mass
+            numpyro.sample("d", dist.Delta(x))
+
+    with pytest.raises(SiteError, match=r"'d': Delta latent.*numpyro.deterministic\('d', value\)") as info:
+        analyse_model(delta_latent)
+    assert info.value.site == "d"
+
+    def delta_observed():
+        x = numpyro.sample("x", dist.Normal(0.0, 1.0))
+        numpyro.sample("d", dist.Delta(x), obs=0.3)
+
+    assert analyse_model(delta_observed).names == ("x",)  # only latents are refused
+
+
 def test_site_without_loc_scale_requested_by_name():
     structure = analyse_model(arithmetic, jnp.asarray(1.0))
     with pytest.raises(SiteError, match="site 'g'.*Gamma has no location-scale form") as info:

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from numpyro import handlers
-from numpyro.distributions import MaskedDistribution, biject_to
+from numpyro.distributions import Delta, ExpandedDistribution, Independent, MaskedDistribution, biject_to
 from numpyro.infer.initialization import init_to_uniform
 from numpyro.primitives import Messenger
 
@@ -217,8 +217,9 @@ def _uniform_if_improper(site):
 def analyse_model(model: Callable, /, *args, seed: int = 0, **kwargs) -> ModelStructure:
     """Trace ``model(*args, **kwargs)`` once and describe its latent sites.
 
-    Raises ``ModelError`` for a model with no latent site or with a subsampled plate, ``SiteError`` for
-    a discrete latent and ``DataError`` for non-finite or non-numeric data (arguments or observed values).
+    Raises ``ModelError`` for a model with no latent site, with a subsampled plate or with a plate named
+    like a site, ``SiteError`` for a discrete or ``Delta`` latent or one whose support depends on other
+    latents, and ``DataError`` for non-finite or non-numeric data (arguments or observed values).
     """
     _check_finite_arguments(args, kwargs)
     trace, in_reversed_scan, shaped_in_scan, unconstrained = _trace(model, args, kwargs, seed)
@@ -244,6 +245,13 @@ def analyse_model(model: Callable, /, *args, seed: int = 0, **kwargs) -> ModelSt
                 name,
                 f"discrete latent ({type(unwrap(msg['fn'])[0]).__name__}); gradient-based inference "
                 "needs continuous latents: marginalise it out or observe it",
+            )
+        if _is_point_mass(msg["fn"]):
+            raise SiteError(
+                name,
+                "Delta latent: a point mass, whose value no sampler can move (every other value has log "
+                f"density -inf); for a value computed from other latents write numpyro.deterministic('{name}', value), "
+                "or give the Delta obs= to observe it",
             )
         latent_msgs.append((name, msg))
     if not latent_msgs:
@@ -283,6 +291,14 @@ def analyse_model(model: Callable, /, *args, seed: int = 0, **kwargs) -> ModelSt
             )
         )
     return ModelStructure(tuple(latents), tuple(observed), prior_draw)
+
+
+def _is_point_mass(fn) -> bool:
+    """Whether a site's distribution is a ``Delta``, under any of the wrappers plates, ``.to_event``
+    and ``handlers.mask`` put around it."""
+    while isinstance(fn, (Independent, ExpandedDistribution, MaskedDistribution)):
+        fn = fn.base_dist
+    return isinstance(fn, Delta)
 
 
 def _latent_support_message(fn, depends_on: tuple[str, ...]) -> str:
