@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import numpyro
@@ -178,6 +179,32 @@ def test_infinite_keyword_argument_is_a_data_error_naming_it():
     y[[0, 7]] = [np.inf, -np.inf]
     with pytest.raises(DataError, match="keyword argument 'y'.*2 NaN or infinite"):
         analyse_model(eight_schools, EIGHT_SCHOOLS_SIGMA, y=y)
+
+
+def normal_mean(y):
+    mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+    numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
+
+
+def observed_constant_beyond_float32():
+    mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+    numpyro.sample("y", dist.Normal(mu, 1.0), obs=np.array([1.0, -2e40]))
+
+
+@pytest.mark.skipif(jnp.result_type(float) != jnp.float32, reason="float64 holds 1e39")
+def test_data_beyond_float32_is_a_data_error_naming_the_argument():
+    """Found in review: finite in float64, inf in JAX's float32 behind NumPy's overflow warnings,
+    then blamed on the likelihood."""
+    y = np.array([1e39, 1.0])
+    with pytest.raises(DataError, match=r"positional argument 0 of the model holds 1e\+39, beyond the numbers .*"
+                                        r"float32.*jax_enable_x64"):
+        analyse_model(normal_mean, y)
+    with pytest.raises(DataError, match="keyword argument 'y' of the model holds 1e\\+39"):
+        analyse_model(normal_mean, y=y)
+    with pytest.raises(DataError, match="observed site 'y' holds -2e\\+40"):
+        analyse_model(observed_constant_beyond_float32)
+    with jax.enable_x64(True):  # float64 holds them: the check follows JAX's float type
+        assert analyse_model(normal_mean, y).names == ("mu",)
 
 
 def test_non_finite_observed_site_is_a_data_error_naming_it():

@@ -19,6 +19,7 @@ from numpyro.infer.initialization import init_to_uniform
 from numpyro.primitives import Messenger
 
 from autoreparam.errors import DataError, ModelError, SiteError
+from autoreparam.precision import float_dtype
 from autoreparam.reparam.dependence import dce_jaxpr, prior_dependencies, support_dependencies
 from autoreparam.reparam.families import Family, find_family, unwrap
 from autoreparam.reparam.in_scan import ScanBodySites
@@ -91,7 +92,7 @@ def _observed_numbers(name: str, value) -> np.ndarray:
 
 
 def _check_finite_arguments(args, kwargs) -> None:
-    """Reject NaN or infinite data early, naming the argument, instead of returning NaN densities."""
+    """Reject NaN, infinite or too large data early, naming the argument, instead of returning NaN densities."""
     named = [(f"positional argument {i}", a) for i, a in enumerate(args)]
     named += [(f"keyword argument '{k}'", v) for k, v in kwargs.items()]
     for label, value in named:
@@ -100,6 +101,25 @@ def _check_finite_arguments(args, kwargs) -> None:
             if arr is not None and arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
                 bad = int(np.sum(~np.isfinite(arr)))
                 raise DataError(f"{label} of the model contains {bad} NaN or infinite value(s)")
+            if arr is not None:
+                _check_float_range(f"{label} of the model", arr)
+
+
+def _check_float_range(label: str, arr: np.ndarray) -> None:
+    """Refuse finite values that JAX's float type cannot hold, as the language refuses such data
+    (``lang.data._check_range``, whose wording this follows; not imported: reparam sits below lang).
+
+    float64 data beyond float32's range (1e39) passed the NaN check, became inf in JAX's float32
+    behind NumPy's overflow warnings, and were blamed on the likelihood (found in review).
+    """
+    if arr.dtype.kind != "f" or arr.dtype.itemsize <= float_dtype().itemsize:
+        return
+    largest = float(np.finfo(float_dtype()).max)
+    beyond = np.abs(arr) > largest  # compared in the data's own precision: casting first would warn
+    if np.any(beyond):
+        raise DataError(f"{label} holds {arr[beyond].flat[0]:g}, beyond the numbers the model computes with "
+                        f"({float_dtype()}: magnitude at most {largest:.3g}): rescale the data, or enable 64-bit "
+                        "JAX (jax.config.update('jax_enable_x64', True))")
 
 
 class _LastSite(Messenger):
@@ -233,8 +253,11 @@ def analyse_model(model: Callable, /, *args, seed: int = 0, **kwargs) -> ModelSt
         if msg["is_observed"]:
             value = msg["value"]
             # numpy, not jnp: inside a jit trace jnp would stage the check and return a tracer.
-            if not isinstance(value, jax.core.Tracer) and not np.all(np.isfinite(_observed_numbers(name, value))):
-                raise DataError(f"observed site '{name}' contains NaN or infinite values")
+            if not isinstance(value, jax.core.Tracer):
+                numbers = _observed_numbers(name, value)
+                if not np.all(np.isfinite(numbers)):
+                    raise DataError(f"observed site '{name}' contains NaN or infinite values")
+                _check_float_range(f"observed site '{name}'", numbers)
             check_observed_site(name, msg)
             observed.append(name)
             continue
