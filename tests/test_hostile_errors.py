@@ -122,6 +122,9 @@ ERROR_CASES = {
     "unknown site name": (
         lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), sites=["thetaa"], **TINY), SiteError,
         r"site 'thetaa': is not a latent site.*mu, tau, theta"),
+    "sites as a number": (  # a bare "'int' object is not iterable" (found in review)
+        lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), sites=3, **TINY), ArgumentError,
+        r"sites must be 'default', 'all' or a list of site names \(latents: mu, tau, theta\), got int 3"),
     "observed site named as a site to rewrite": (
         lambda: ar.infer(hierarchy, jnp.ones(3), jnp.ones(3), sites=["y"], **TINY), SiteError, "site 'y': is observed"),
     "model that is not callable": (lambda: ar.infer("hierarchy", **TINY), ArgumentError, "model must be a NumPyro model.*str"),

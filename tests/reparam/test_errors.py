@@ -11,7 +11,7 @@ import pytest
 from numpyro import handlers
 
 from autoreparam.errors import ArgumentError, DataError, ModelError, SiteError
-from autoreparam.reparam.handlers import PartialCentringReparam, decentre_site, reparameterise
+from autoreparam.reparam.handlers import PartialCentringReparam, decentre_site, noncentre, partially_centre, reparameterise
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.reparam.selection import select_sites
 from autoreparam.reparam.sites import analyse_model
@@ -113,6 +113,42 @@ def test_delta_latent_is_a_site_error_suggesting_deterministic():
         numpyro.sample("d", dist.Delta(x), obs=0.3)
 
     assert analyse_model(delta_observed).names == ("x",)  # only latents are refused
+
+
+def _rewritten_trace(model):
+    return handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(EIGHT_SCHOOLS_SIGMA, EIGHT_SCHOOLS_Y)
+
+
+def test_partially_centre_names_a_misspelt_or_missing_site_in_lam():
+    """Found in review: a bare KeyError naming the site lam lacked, not the one misspelt."""
+    with pytest.raises(SiteError, match=r"site 'thetaa': lam names it, but it is not a latent site of the model "
+                                        r"\(latents: mu, log_tau, theta\)") as info:
+        _rewritten_trace(partially_centre(eight_schools, lam={"thetaa": 0.5}))
+    assert info.value.site == "thetaa"
+    with pytest.raises(SiteError, match="site 'theta': loc_centring gives no value for it.*chose theta"):
+        _rewritten_trace(partially_centre(eight_schools, loc_centring={"mu": 0.5}, scale_centring=0.5))
+
+
+@pytest.mark.parametrize("kwargs, says", [
+    ({"lam": "half"}, "lam must be a number in \\[0, 1\\].*got str 'half'"),
+    ({"lam": {"theta": "half"}}, "lam\\['theta'\\] must be a number"),
+    ({"loc_centring": 0.5, "scale_centring": [0.5, None]}, "scale_centring must be a number"),
+    ({}, "needs lam, or both loc_centring and scale_centring"),
+])
+def test_partially_centre_refuses_centring_that_is_not_numbers_by_argument(kwargs, says):
+    """Found in review: lam='half' was a bare ValueError from float(), no lam a plain ValueError."""
+    with pytest.raises(ArgumentError, match=says):
+        partially_centre(eight_schools, **kwargs)
+
+
+@pytest.mark.parametrize("sites", [5, [0], None])
+def test_sites_that_are_not_names_is_an_argument_error_listing_the_latents(plan, sites):
+    """Found in review: sites=5 was a bare "TypeError: 'int' object is not iterable"."""
+    says = r"sites must be 'default', 'all' or a list of site names \(latents: mu, log_tau, theta\), got"
+    with pytest.raises(ArgumentError, match=says):
+        select_sites(plan.structure, sites)
+    with pytest.raises(ArgumentError, match=says):
+        _rewritten_trace(noncentre(eight_schools, sites=sites))
 
 
 def test_site_without_loc_scale_requested_by_name():

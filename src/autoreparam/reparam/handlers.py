@@ -14,7 +14,9 @@ from __future__ import annotations
 import functools
 from typing import Callable, Mapping, Sequence
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 import numpyro
 from numpyro import handlers
 from numpyro.distributions import constraints
@@ -163,12 +165,17 @@ def reparameterise(model: Callable, parameterisation: Parameterisation) -> Calla
                 for name in parameterisation.loc_centring})
 
 
-def _rewrite_per_call(model: Callable, sites, centring_of: Callable) -> Callable:
-    """Wrap ``model`` so each call chooses its sites from that call's arguments (tracing, not names)."""
+def _rewrite_per_call(model: Callable, sites, centring_of: Callable, check: Callable | None = None) -> Callable:
+    """Wrap ``model`` so each call chooses its sites from that call's arguments (tracing, not names).
+
+    ``check(plan)``, if given, validates the centring against the sites chosen before any is rewritten.
+    """
 
     @functools.wraps(model)
     def rewritten(*args, **kwargs):
         plan = select_sites(analyse_model(model, *args, **kwargs), sites)
+        if check is not None:
+            check(plan)
         return partially_centre_sites(model, {site.name: centring_of(site) for site in plan.sites})(*args, **kwargs)
 
     return rewritten
@@ -187,19 +194,55 @@ def centre(model: Callable) -> Callable:
 def partially_centre(model: Callable, lam=None, sites="default", *, loc_centring=None, scale_centring=None):
     """Partially centre with a given lambda (tied) or given ``loc_centring``/``scale_centring`` (separate).
 
-    Each value is a scalar for every element or a mapping site name -> array of the site's shape.
+    Each value is a scalar for every element or a mapping site name -> array of the site's shape. A
+    mapping must name latent sites only, and give a value for every site ``sites`` chooses.
     """
     if lam is not None and (loc_centring is not None or scale_centring is not None):
-        raise ValueError("give either lam (tied form) or loc_centring and scale_centring (separate form)")
+        raise ArgumentError("give either lam (tied form) or loc_centring and scale_centring (separate form)")
     a = lam if lam is not None else loc_centring
     b = lam if lam is not None else scale_centring
     if a is None or b is None:
-        raise ValueError("partially_centre needs lam, or both loc_centring and scale_centring")
+        raise ArgumentError("partially_centre needs lam, or both loc_centring and scale_centring")
+    given = {"lam": lam} if lam is not None else {"loc_centring": loc_centring, "scale_centring": scale_centring}
+    for argument, value in given.items():
+        for where, each in (value.items() if isinstance(value, Mapping) else [(None, value)]):
+            _check_centring_value(argument, where, each)
 
     def pick(value, site):
-        return value[site.name] if isinstance(value, dict) else value
+        return value[site.name] if isinstance(value, Mapping) else value
 
-    return _rewrite_per_call(model, sites, lambda site: (pick(a, site), pick(b, site)))
+    def check(plan):
+        # A wrong name was a bare KeyError naming the site it lacked, not the one misspelt (found in review).
+        for argument, value in given.items():
+            if not isinstance(value, Mapping):
+                continue
+            unknown = [name for name in value if name not in plan.structure.names]
+            if unknown:
+                raise SiteError(unknown[0], f"{argument} names it, but it is not a latent site of the model "
+                                f"(latents: {', '.join(plan.structure.names)})")
+            for site in plan.sites:
+                if site.name not in value:
+                    raise SiteError(site.name, f"{argument} gives no value for it, and it is to be reparameterised "
+                                    f"(sites={sites!r} chose {', '.join(plan.names)}): add it to {argument}, or "
+                                    "give one number for every site")
+
+    return _rewrite_per_call(model, sites, lambda site: (pick(a, site), pick(b, site)), check)
+
+
+def _check_centring_value(argument: str, site: str | None, value) -> None:
+    """A centring value must be a number or an array of numbers (``lam='half'`` was a bare ValueError
+    from NumPy; found in review). Its range and shape are checked per site (``_centring_array``)."""
+    if isinstance(value, jax.core.Tracer):
+        return
+    try:
+        kind = np.asarray(value).dtype.kind
+    except (TypeError, ValueError):  # e.g. a ragged list
+        kind = None
+    if kind not in ("b", "i", "u", "f") or isinstance(value, (bool, np.bool_)):
+        what = f"{argument}[{site!r}]" if site is not None else argument
+        forms = "" if site is not None else " or a dict site name -> number or array"
+        raise ArgumentError(f"{what} must be a number in [0, 1], an array of them (0: non-centred, 1: centred)"
+                            f"{forms}, got {type(value).__name__} {value!r:.60}")
 
 
 def learnable_centring(model: Callable, sites="default", form: str = "tied", init: float = 0.5) -> Callable:

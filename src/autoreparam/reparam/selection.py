@@ -108,6 +108,22 @@ def _decide(site: SiteInfo, policy: str, structure: ModelStructure) -> SiteDecis
     return SiteDecision(site.name, False, "left centred: prior location and scale are constants")
 
 
+def _site_names(sites, structure: ModelStructure) -> list[str]:
+    """``sites`` as a list of names, or an ``ArgumentError`` listing the model's latents.
+
+    ``sites=3`` failed as a bare "'int' object is not iterable" (found in review).
+    """
+    try:
+        names = list(sites)
+    except TypeError:
+        names = None
+    if names is None or not all(isinstance(name, str) for name in names):
+        shown = repr(sites) if len(repr(sites)) <= 60 else repr(sites)[:57] + "..."
+        raise ArgumentError(f"sites must be 'default', 'all' or a list of site names (latents: "
+                            f"{', '.join(structure.names)}), got {type(sites).__name__} {shown}")
+    return names
+
+
 def select_sites(structure: ModelStructure, sites: str | Sequence[str] = "default") -> ReparamPlan:
     """Apply a site policy to an analysed model and record the decision for every latent."""
     if isinstance(sites, str):
@@ -116,7 +132,7 @@ def select_sites(structure: ModelStructure, sites: str | Sequence[str] = "defaul
         decisions = tuple(_decide(s, sites, structure) for s in structure.latents)
         policy = sites
     else:
-        requested = list(sites)
+        requested = _site_names(sites, structure)
         known = set(structure.names)
         for name in requested:
             if name in structure.observed:
