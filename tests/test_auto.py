@@ -10,7 +10,7 @@ import numpyro.distributions as dist
 import pytest
 
 import autoreparam as ar
-from autoreparam.auto import E_MAX, _ranking, pilot_length, rule_switches
+from autoreparam.auto import E_MAX, _ranking, cannot_win, pilot_length, readaptation_too_dear, rule_switches
 from autoreparam.auto.pilot import PILOT_BROKEN_R_HAT, PilotScore
 from autoreparam.diagnostics.standard import mean_and_mcse
 from autoreparam.mcmc.segments import warmup_codes
@@ -74,7 +74,17 @@ def test_the_bound_abandons_only_candidates_that_cannot_win():
     # 1000 * E_MAX / g: at 100 gradients per transition at most 30 per 1000 gradients < 40: hopeless.
     assert 1000.0 * E_MAX / 100.0 < best.ess_per_1000_grads
     assert 1000.0 * E_MAX / 50.0 > best.ess_per_1000_grads  # at 50 it could still win
+    assert "cap it at 30.00" in cannot_win(best, np.full((4, 50), 100))
+    assert cannot_win(best, np.full((4, 50), 50)) is None
+    assert cannot_win(dataclasses.replace(best, max_r_hat=2.0), np.full((4, 50), 1000)) is None  # broken: no bound
+    # The re-adaptation is judged on its cost, not by the bound: radon MN's CP spent 22, 21 and 10
+    # gradients per transition in its three re-adaptation segments and 7 in its pilot, and scored 120
+    # against the rule's 111, which the bound read at 22 (cap 136) came close to abandoning.
+    assert readaptation_too_dear(best, np.full((4, 150), 60), 1000) is None  # 9,000 per chain < 10,000
+    assert "more than 1000 draws" in readaptation_too_dear(best, np.full((4, 100), 120), 1000)
     assert pilot_length(1000, 50) == 100 and pilot_length(100, 50) == 50
+    # Segments of 3 (a warm-up of 3): a pilot of two, never fewer draws than the diagnostics need.
+    assert pilot_length(20, 3) == 6 and pilot_length(20, 4) == 4 and pilot_length(4, 1) == 4
 
 
 def test_a_run_shorter_than_one_pilot_returns_every_draw_asked_for():

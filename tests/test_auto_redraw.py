@@ -27,7 +27,7 @@ def _stub_redraws(monkeypatch, redrawn_divergences, r_hats=None, target_accept=0
     r_hats = iter(r_hats or [])
     monkeypatch.setattr(redraw, "shortfall", lambda run, d: (1.0, next(r_hats, 1.0), None))
     run = SimpleNamespace(notes=[], segments=segments, sampler=SimpleNamespace(restart_adaptation=lambda c: c),
-                          config=SimpleNamespace(target_accept=target_accept))
+                          config=SimpleNamespace(target_accept=target_accept), branch=lambda c: c)
     return run, draws, calls
 
 
@@ -124,7 +124,7 @@ def _stub_fixed_fallback(monkeypatch, divergent_in, r_hats=(), reaches=(), costl
     monkeypatch.setattr(redraw, "shortfall", lambda run, d: (next(reaches, 1.0), next(r_hats, 1.0), None))
     run = SimpleNamespace(notes=[], segments=segments, coords=SimpleNamespace(plan=plan, dim=2),
                           sampler=SimpleNamespace(restart_adaptation=lambda c, imm=None: c),
-                          config=SimpleNamespace(target_accept=target_accept))
+                          config=SimpleNamespace(target_accept=target_accept), branch=lambda c: c)
     return run, draws, tried, plan, calls
 
 
@@ -311,7 +311,7 @@ def test_clean_draws_a_little_short_run_on(monkeypatch, reach, r_hat, divergent,
         ran.append((phase, len(codes), target))
         return "longer chains", draws._replace(divergent=np.zeros((4, 100), bool)), None
 
-    run = SimpleNamespace(notes=[], segments=segments)
+    run = SimpleNamespace(notes=[], segments=segments, branch=lambda c: c)
     chains, kept, standard = run_on.run_on_if_short(run, None, "chains", draws, 0.95, 100)
     assert (ran == [("sampling", 100, 0.95)]) == runs_on
     assert chains == ("longer chains" if runs_on else "chains") and kept.draws.shape == (4, 100, 1)
@@ -334,7 +334,7 @@ def test_a_run_on_that_is_no_better_is_not_kept(monkeypatch):
                           ((1.2, 1.02), (0.9, 1.005))]:
         readings = iter([before + ("before",), later + ("after",)])
         monkeypatch.setattr(run_on, "shortfall", lambda run, d: next(readings))
-        run = SimpleNamespace(notes=[], segments=lambda *a, **k: ("longer chains", draws, None))
+        run = SimpleNamespace(notes=[], segments=lambda *a, **k: ("longer chains", draws, None), branch=lambda c: c)
         chains, kept, standard = run_on.run_on_if_short(run, None, "chains", draws, None, 100)
         assert chains == "chains" and kept is draws and standard == "before"
         assert "so the earlier draws were kept" in run.notes[-1]

@@ -243,12 +243,23 @@ def test_fit_probes_on_data_of_another_size_in_one_process():
 
 
 def test_oracle_runs_the_grid_and_keeps_the_best():
+    from autoreparam.mcmc.programs import PROGRAMS
+
+    PROGRAMS.clear()  # so that the pilots compile the sampler's program, whatever ran before
     result = _infer(method="ncp", num_leapfrog="oracle", leapfrog_grid=(1, 2, 4))
     oracle = result.diagnostics.oracle
     assert set(oracle.scores) == {1, 2, 4}
     agreeing = [L for L in oracle.scores if not oracle.r_hat[L] > oracle.max_r_hat] or list(oracle.scores)
     assert oracle.best_leapfrog == max(agreeing, key=lambda L: oracle.scores[L][0])
     assert result.diagnostics.num_leapfrog == oracle.best_leapfrog
+    # The pilots compile the program the final run reuses: compilation, not pilot time (their compile
+    # seconds were reported as pilots, and the compile phase held only the fit's; found in review).
+    runs = oracle.runs.values()
+    pilots_compiled = sum(r.seconds["compile"] for r in runs)
+    assert pilots_compiled > 0.0
+    assert result.timing["compile"] == pytest.approx(result.timing["variational_compile"] + pilots_compiled
+                                                     + result.chains.seconds["compile"])
+    assert result.timing["pilots"] == pytest.approx(sum(r.seconds["warmup"] + r.seconds["sampling"] for r in runs))
 
 
 def test_vip_samples_in_the_fixed_fit_its_own_check_recommends(monkeypatch):
@@ -511,3 +522,16 @@ def _fit_small(model, *args):
     return ar.infer(model, *args, method="cp", num_chains=1, num_warmup=20, num_samples=20, num_leapfrog=2,
                     progress=False, vi_config=VIConfig(num_steps=10, num_samples=4, learning_rates=(0.01,),
                                                        final_num_samples=8, progress=False))
+
+
+def test_one_chains_summary_says_why_it_has_no_r_hat():
+    # R-hat compares chains: with one it is NaN (ArviZ's too), and the summary printed "nan" and "+- nan".
+    def model(y):
+        a = numpyro.sample("a", dist.Normal(0.0, 1.0).expand([2]))
+        numpyro.sample("y", dist.Normal(a, 1.0), obs=y)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ar.ConvergenceWarning)  # 20 draws: only the text is checked
+        summary = _fit_small(model, np.array([1.0, 2.0], np.float32)).summary()
+    assert "max R-hat n/a (one chain: R-hat compares chains)" in summary and "(one chain: no s.e.)" in summary
+    assert "nan" not in summary.lower()

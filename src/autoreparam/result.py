@@ -93,6 +93,12 @@ def search_gradients(gradients: dict, kept: int) -> int:
     return max(0, gradients.get("pilots", 0) + gradients.get("sampling", 0) - kept)
 
 
+def _r_hat_text(value: float, num_chains: int) -> str:
+    if np.isfinite(value):
+        return f"{value:.3f}"
+    return "n/a (one chain: R-hat compares chains)" if num_chains < 2 else "n/a (no element varies)"
+
+
 def _per_space(space_divergences, chains: ChainResult) -> str:
     if space_divergences is None or len(space_divergences) < 2:
         return ""
@@ -156,9 +162,11 @@ class InferenceResult:
             f"method: {self.method} ({self.kernel}), {self.chains.num_chains} chains x {self.chains.num_draws} draws",
             f"why: {self.decision}",
             f"ESS per 1000 gradient evaluations, min over elements: pooled bulk {d.pooled_ess_per_1000_grads:.3f}; "
-            f"per chain (paper metric) {mean:.3f} +- {se:.3f}  [worst element: {d.efficiency.min_element_name}]",
+            f"per chain (paper metric) {mean:.3f}{f' +- {se:.3f}' if np.isfinite(se) else ' (one chain: no s.e.)'}"
+            f"  [worst element: {d.efficiency.min_element_name}]",
             f"min bulk ESS {d.standard.min_ess_bulk:.0f}, min tail ESS {d.standard.min_ess_tail:.0f}, "
-            f"max R-hat {d.standard.max_r_hat:.3f}",
+            # R-hat compares chains: one chain has none (NaN, as ArviZ's), which printed as "nan" (found in review).
+            f"max R-hat {_r_hat_text(d.standard.max_r_hat, self.chains.num_chains)}",
             f"divergences: {d.divergences} (sampling){_per_space(d.space_divergences, self.chains)}, "
             f"{d.warmup_divergences} (warm-up); gradient evaluations of these draws: {self.num_grad_evals}"
             + self._search_note(),

@@ -75,3 +75,49 @@ def test_the_programs_that_start_chains_count_as_compilation_once(gaussian_coord
     result = NUTSSampler(gaussian_coords, config).run(Parameterisation.centred(gaussian_coords.plan),
                                                       np.ones(gaussian_coords.dim), x, seed=0)
     assert result.seconds["compile"] > 0.0  # the segment program; the start program was compiled above
+
+
+def test_a_segments_padding_runs_no_transition(gaussian_coords):
+    """A run shorter than whole segments ends in padding that does not run: 25 draws and then 10 more
+    are, transition for transition, the first 35 of 40 drawn in one run. (Padding that ran as draws
+    put 15 transitions between the two, thrown away and in no gradient count; found in review.)"""
+    from autoreparam.mcmc.segments import SegmentSampler, sample_codes
+
+    dim = gaussian_coords.dim
+    sampler = SegmentSampler(gaussian_coords, NUTSConfig(num_warmup=20, num_samples=20), 20)
+    param = Parameterisation.centred(gaussian_coords.plan)
+    x = np.random.default_rng(2).normal(size=(2, dim)).astype(np.float32)
+
+    def start():
+        return sampler.start(x, np.ones(dim), 0.1, seed=3)  # a step at which the chains move
+
+    chains, first, _ = sampler.run(param, start(), sample_codes(25))
+    chains, second, _ = sampler.run(param, chains, sample_codes(10))
+    _, whole, _ = sampler.run(param, start(), sample_codes(40))
+    assert first.draws.shape[1] == 25 and second.draws.shape[1] == 10
+    for name in ("draws", "steps", "accept"):
+        joined = np.concatenate([getattr(first, name), getattr(second, name)], axis=1)
+        np.testing.assert_array_equal(joined, getattr(whole, name)[:, :35], err_msg=name)
+    assert np.all(whole.steps > 0) and np.all(np.any(np.diff(whole.draws, axis=1) != 0, axis=-1))  # they moved
+
+
+def test_a_branch_draws_other_numbers_than_the_chains_it_leaves(gaussian_coords):
+    """A trial that may be thrown away runs on a branch of the chains (``SegmentSampler.branch``): on the
+    chains' own keys its draws were, number for number, the kept chains' next ones (found in review)."""
+    from autoreparam.mcmc.segments import SegmentSampler, sample_codes
+
+    coords = gaussian_coords
+    sampler = SegmentSampler(coords, NUTSConfig(num_warmup=20, num_samples=20), 20)
+    param = Parameterisation.centred(coords.plan)
+    x = np.random.default_rng(2).normal(size=(2, coords.dim)).astype(np.float32)
+    chains = sampler.start(x, np.ones(coords.dim), 0.1, seed=3)  # a step at which the chains move
+    _, kept, _ = sampler.run(param, chains, sample_codes(20))
+    _, again, _ = sampler.run(param, chains, sample_codes(20))
+    _, trial, _ = sampler.run(param, sampler.branch(chains, 1), sample_codes(20))
+    _, other, _ = sampler.run(param, sampler.branch(chains, 2), sample_codes(20))
+    np.testing.assert_array_equal(kept.draws, again.draws)  # the same keys draw the same numbers
+    assert not np.any(np.all(trial.draws == kept.draws, axis=-1))  # no transition of the trial replays one
+    assert not np.array_equal(trial.draws, other.draws)
+    # A second start of one run (auto's rescue) takes a stream of its own; stream 0 is the plain start.
+    np.testing.assert_array_equal(sampler.start(x, np.ones(coords.dim), 0.1, seed=3, stream=0).keys, chains.keys)
+    assert not np.array_equal(sampler.start(x, np.ones(coords.dim), 0.1, seed=3, stream=1).keys, chains.keys)

@@ -21,7 +21,9 @@ needless pilots cost. If its chains still do not mix (``auto.pilot``), or
 still diverge after that, CP and NCP are tried too, each from the rule's chains moved into its
 coordinates with a short re-adaptation and its own pilot, and the best ESS per gradient among the
 usable pilots wins (``PilotScore.usable``: a short pilot's R-hat is too noisy to rank by); a candidate
-is abandoned as soon as its gradients per transition prove it cannot beat a usable pilot (``E_MAX``).
+is abandoned as soon as its pilot's gradients per transition prove it cannot beat a usable pilot
+(``E_MAX``, ``cannot_win``), or once its re-adaptation costs more than the run's draws would at the
+best pilot's rate (``readaptation_too_dear``).
 A healthy winner then draws a second pilot at a shorter step size and keeps it if it draws clearly
 more per gradient (``auto.step_probe``: NUTS's efficiency jumps with the step size).
 Draws with any divergence are drawn again at a higher acceptance, and then, if they still diverge,
@@ -56,10 +58,10 @@ from autoreparam.initial import ORIGIN, initial_values
 from autoreparam.mcmc.chains import ChainResult
 from autoreparam.mcmc.config import NUTSConfig
 from autoreparam.mcmc.nuts import chain_result, join, no_draws, segment_length
-from autoreparam.mcmc.segments import (FAST, FINAL, WINDOW_END, SegmentDraws, SegmentSampler, sample_codes,
-                                        warmup_codes)
+from autoreparam.mcmc.segments import FAST, FINAL, WINDOW_END, SegmentSampler, sample_codes, warmup_codes
 from autoreparam.precision import float_dtype
 from autoreparam.reparam.parameterisation import Parameterisation
+from autoreparam.validation import MIN_SAMPLES
 
 # Min-over-elements bulk ESS per NUTS transition above which we never expect a candidate to go (the
 # issue's "rarely above 1 to 3"; the highest measured in our runs is below 1.5): a candidate spending g
@@ -84,8 +86,10 @@ class AutoOutcome:
 
 
 def pilot_length(num_samples: int, length: int) -> int:
-    """Pilot draws: about an eighth of the run, in whole segments."""
-    return length * max(1, round(num_samples / 8 / length))
+    """Pilot draws: about an eighth of the run, in whole segments, and never fewer than the diagnostics
+    that score a pilot need (``validation.MIN_SAMPLES``: a warm-up of 3 made segments, and pilots, of 3
+    draws, refused after compiling with no argument named; found in review)."""
+    return length * max(1, round(num_samples / 8 / length), -(-MIN_SAMPLES // length))
 
 
 def rule_switches(codes: np.ndarray, segment: int) -> list[tuple[int, int]]:
@@ -94,13 +98,13 @@ def rule_switches(codes: np.ndarray, segment: int) -> list[tuple[int, int]]:
 
     The start of the last slow window is a switch (if at least ``MIN_RULE_DRAWS`` transitions precede
     it), as are the ends of earlier slow windows of at least ``MIN_RULE_WINDOW`` transitions that fall
-    on a segment boundary. Every switch lies on the segment grid: elsewhere the warm-up's call up to
-    it would be completed with non-adapting draws in the middle of the warm-up, and every later
-    transition would be shifted against ``codes``. So a last window starting off the grid (short
-    segments: ``num_samples`` below 50, or an unusual ``num_warmup``) is switched to at the grid
-    point before it, reading the draws up to there. Shorter windows come too early: their draws have
-    not reached the posterior and the lambda they give can be worse than the initial one (measured
-    on election '88).
+    on a segment boundary. Every switch lies on the segment grid, so a last window starting off the
+    grid (short segments: ``num_samples`` below 50, or an unusual ``num_warmup``) is switched to at
+    the grid point before it, reading the draws up to there. (The grid was needed while a call's
+    padding ran as draws, which would have put non-adapting draws in the middle of the warm-up; the
+    padding no longer runs, and the grid stays because the switches measured on the zoo lie on it.)
+    Shorter windows come too early: their draws have not reached the posterior and the lambda they
+    give can be worse than the initial one (measured on election '88).
     """
     ends = [int(e) + 1 for e in np.flatnonzero(codes == WINDOW_END)]
     if len(ends) < 2:
@@ -133,6 +137,7 @@ class _Run:
         self.gradients = {"warmup": 0, "pilots": 0, "sampling": 0}  # every chain's, every transition run
         self.notes: list[str] = []
         self.other_compilations = 0  # programs compiled outside the sampler and the rule (the climb's)
+        self.streams = 0  # random streams handed out so far (``next_stream``)
 
     def segments(self, phase, param, chains, codes, source=None, target=None, stop=None, fresh_metric=False):
         """Run ``codes``; ``stop(gradients per transition so far (chains, n), divergent transitions so far,
@@ -160,6 +165,15 @@ class _Run:
         if not parts:  # nothing left to run in this phase (e.g. the pilot already gave every draw)
             parts.append(no_draws(int(np.shape(chains.positions)[0]), self.coords.original_dim))
         return chains, join(parts), reason
+
+    def next_stream(self) -> int:
+        """A random stream no other part of this run uses (0 is the first start's)."""
+        self.streams += 1
+        return self.streams
+
+    def branch(self, chains):
+        """``chains`` on streams of their own, for a trial that may be thrown away (``SegmentSampler.branch``)."""
+        return self.sampler.branch(chains, self.next_stream())
 
     def diagnosed(self, fn, *args):
         """``fn(*args)``, its seconds counted as the "diagnostics" phase."""
@@ -254,20 +268,13 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
     chains, param, parts, done, frozen = _warm_up(run, param, chains, source=centred, fresh=True, watch=True)
     if frozen:
         chains, param, parts, done = _start_again(run, param, chains, parts, done, init_values, num_chains, seed)
-    warm = join(parts)
-    surplus = SegmentDraws(*(a[:, config.num_warmup:] for a in warm))  # whole segments past the warm-up
-    warm = SegmentDraws(*(a[:, : config.num_warmup] for a in warm))
-    # The surplus transitions are the first pilot's first draws, so their gradients count as pilots (they
-    # counted as warm-up, so a pilot cost more than the whole pilot phase; found in review). Their seconds
-    # stay with the warm-up: they ran inside its last segment's one program call.
-    run.gradients["warmup"] -= int(np.sum(surplus.steps))
-    run.gradients["pilots"] += int(np.sum(surplus.steps))
+    warm = join(parts)  # exactly the warm-up's transitions: a segment's padding does not run
 
     label = "rule" if plan.sites else "cp"
     if frozen and plan.sites and not differs(param, Parameterisation.non_centred(plan)):
         label = "ncp"  # the rescue's start, with no switch left in its warm-up to learn the rule's lambda
     pilot_draws = pilot_length(config.num_samples, run.sampler.segment_length)
-    chains, pilot, best = _pilot(run, label, param, chains, pilot_draws, surplus)
+    chains, pilot, best = _pilot(run, label, param, chains, pilot_draws)
     scores, target = [best], None
     for retry in RETRY_TARGET_ACCEPTS:
         if not best.diverges:
@@ -278,7 +285,7 @@ def run_auto(coords: Coordinates, free_init: dict | None, init_values: dict | No
                          f"adapted again towards acceptance {retry}")
         target = retry
         chains = retarget(run, "pilots", param, chains, target)
-        chains, pilot, best = _pilot(run, label, param, chains, pilot_draws, None, target=target)
+        chains, pilot, best = _pilot(run, label, param, chains, pilot_draws, target=target)
         scores.append(best)
     if plan.sites and best.usable and not best.mixes:
         # A short pilot's R-hat is noisy: before paying for other candidates, run the same chains on for
@@ -389,7 +396,8 @@ def _start_again(run: _Run, param, chains, parts, done, start_values: dict, num_
     run.notes.append(f"the step size was {step:.2g} {where}, too small to move the chains (below {FROZEN_STEP:g}); the "
                      f"chains started again from draws of a non-centred variational fit ({start.gradients} gradients, "
                      f"ELBO {start.elbo:.4g}) and warmed up again")
-    chains = run.sampler.start(start.positions, start.inverse_mass, 1.0, seed)
+    # Its own stream: the first start's keys would replay the frozen warm-up's numbers (found in review).
+    chains = run.sampler.start(start.positions, start.inverse_mass, 1.0, seed, stream=run.next_stream())
     chains, param, parts, done, _ = _warm_up(run, start.param, chains)
     return chains, param, parts, done
 
@@ -399,39 +407,66 @@ def _ranking(score: PilotScore) -> tuple:
     return (score.usable, score.ess_per_1000_grads)
 
 
-def _pilot(run: _Run, label, param, chains, length, surplus, target=None):
-    """Pilot draws (counting transitions already past the warm-up) and their score."""
+def _pilot(run: _Run, label, param, chains, length, before=None, target=None):
+    """Pilot draws (``length`` in all, the draws ``before`` counted among them: a pilot that runs on)
+    and their score."""
     start = time.perf_counter()
-    have = 0 if surplus is None else surplus.draws.shape[1]
+    have = 0 if before is None else before.draws.shape[1]
     chains, draws, _ = run.segments("pilots", param, chains, sample_codes(max(0, length - have)), target=target)
-    if surplus is not None and have:
-        draws = join([surplus, draws])
+    if before is not None and have:
+        draws = join([before, draws])
     gradients = float(np.sum(draws.steps))
     seconds = time.perf_counter() - start
     return chains, draws, run.diagnosed(score, label, run.coords, draws, gradients, seconds)
 
 
+def cannot_win(best: PilotScore, steps: np.ndarray) -> str | None:
+    """Why a candidate whose pilot transitions so far took ``steps`` (chains, n) gradients cannot beat
+    ``best``, or None: ESS per transition stays below ``E_MAX``, so at g gradients per transition it
+    scores at most 1000 E_MAX / g per 1000 gradients. Only a pilot's own transitions bound its score:
+    a re-adaptation's cost 1.3 to 5 times as much per transition (radon MN's CP: 22 in its first
+    segment, 7 in its pilot; found in review), so read there the bound pruned candidates that could win."""
+    if not _ranking(best)[0]:  # a broken pilot is beaten by any usable one, whatever its score
+        return None
+    per_transition = float(np.mean(steps))
+    if 1000.0 * E_MAX / per_transition < best.ess_per_1000_grads:
+        return (f"abandoned after {steps.shape[1]} pilot transitions: {per_transition:.0f} gradients per "
+                f"transition cap it at {1000.0 * E_MAX / per_transition:.2f} ESS per 1000 gradients")
+    return None
+
+
+def readaptation_too_dear(best: PilotScore, steps: np.ndarray, num_samples: int) -> str | None:
+    """Why a candidate's re-adaptation, ``steps`` (chains, n) gradients so far, is stopped, or None: once
+    it has cost each chain more than the run's ``num_samples`` draws would at ``best``'s gradients per
+    transition. A cap on cost, not a proof that the candidate loses (``cannot_win`` is that, for its
+    pilot): it keeps a hopeless candidate's warm-up (election '88's NCP, about 1000 gradients per
+    transition) from costing more than the draws it competes for."""
+    if not _ranking(best)[0]:
+        return None
+    spent = float(np.sum(np.mean(steps, axis=0)))
+    allowed = best.grads_per_transition * num_samples
+    if spent > allowed:
+        return (f"abandoned after {steps.shape[1]} re-adaptation transitions: they cost {spent:.0f} gradients per "
+                f"chain, more than {num_samples} draws at the {best.label} pilot's {best.grads_per_transition:.1f} "
+                "gradients per transition")
+    return None
+
+
 def _alternative(run: _Run, label, param, source, chains, length, best: PilotScore):
-    """Another parameterisation from the current chains: short re-adaptation, then a pilot; abandoned as
-    soon as its gradients per transition cap its possible score below ``best``'s."""
+    """Another parameterisation from the current chains: short re-adaptation, then a pilot; abandoned
+    once its re-adaptation costs more than the run's draws at ``best``'s rate (``readaptation_too_dear``)
+    or as soon as its pilot's gradients per transition cap its possible score below ``best``'s
+    (``cannot_win``)."""
     start = time.perf_counter()
     cost = {"gradients": 0.0}
-
-    def hopeless(steps, _divergences, _chains):
-        if not _ranking(best)[0]:  # a broken pilot is beaten by any usable one, whatever its score
-            return None
-        per_transition = float(np.mean(steps))
-        if 1000.0 * E_MAX / per_transition < best.ess_per_1000_grads:
-            return (f"abandoned after {steps.shape[1]} transitions: {per_transition:.0f} gradients per "
-                    f"transition cap it at {1000.0 * E_MAX / per_transition:.2f} ESS per 1000 gradients")
-        return None
-
-    trial = run.sampler.restart_adaptation(chains, np.ones(run.coords.dim))
-    trial, adapt, why = run.segments("pilots", param, trial, warmup_codes(READAPT), source=source, stop=hopeless,
-                                     fresh_metric=True)
+    trial = run.sampler.restart_adaptation(run.branch(chains), np.ones(run.coords.dim))
+    trial, adapt, why = run.segments(
+        "pilots", param, trial, warmup_codes(READAPT), source=source, fresh_metric=True,
+        stop=lambda steps, _divergences, _chains: readaptation_too_dear(best, steps, run.config.num_samples))
     cost["gradients"] += float(np.sum(adapt.steps))
     if why is None:
-        trial, pilot, why = run.segments("pilots", param, trial, sample_codes(length), stop=hopeless)
+        trial, pilot, why = run.segments("pilots", param, trial, sample_codes(length),
+                                         stop=lambda steps, _divergences, _chains: cannot_win(best, steps))
         cost["gradients"] += float(np.sum(pilot.steps))
     if why is not None:
         run.notes.append(f"{label.upper()} {why}")

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from autoreparam.diagnostics.health import r_hat_text
 from autoreparam.diagnostics.masked import diagnostic_views
 from autoreparam.diagnostics.standard import standard_diagnostics
 from autoreparam.mcmc.segments import SegmentDraws
@@ -66,8 +67,9 @@ class PilotScore:
 
     def describe(self) -> str:
         return (f"{self.label}: {self.ess_per_1000_grads:.2f} ESS per 1000 gradients ({self.ess_per_transition:.2f} per "
-                f"transition at {self.grads_per_transition:.1f} gradients each), R-hat {self.max_r_hat:.3f}, "
-                f"{100 * self.divergent_share:.1f}% divergent; cost {self.gradients:.3g} gradients, {self.seconds:.1f} s")
+                f"transition at {self.grads_per_transition:.1f} gradients each), "
+                f"R-hat {r_hat_text(self.max_r_hat)}, {100 * self.divergent_share:.1f}% divergent; "
+                f"cost {self.gradients:.3g} gradients, {self.seconds:.1f} s")
 
 
 def score(label: str, coords, draws: SegmentDraws, gradients: float, seconds: float) -> PilotScore:

@@ -17,7 +17,7 @@ import numpy as np
 
 from autoreparam.auto.pilot import PILOT_MAX_R_HAT, RETRY_TARGET_ACCEPTS
 from autoreparam.auto.run_on import RUN_ON_REACH, line_in_reach, shortfall
-from autoreparam.diagnostics.health import MAX_R_HAT
+from autoreparam.diagnostics.health import MAX_R_HAT, r_hat_text
 from autoreparam.mcmc.nuts import join
 from autoreparam.mcmc.segments import FAST, FINAL, sample_codes, warmup_codes
 from autoreparam.reparam.parameterisation import Parameterisation
@@ -91,14 +91,15 @@ def redraw_if_divergent(run, param, chains, draws, target, num_samples: int):
             continue
         run.notes.append(f"{divergent} of the draws' {draws.divergent.size} transitions diverged: the step size "
                          f"adapted again towards acceptance {retry} and the draws were drawn again")
-        retargeted = retarget(run, "sampling", param, chains, retry)
+        retargeted = retarget(run, "sampling", param, run.branch(chains), retry)
         retargeted, redrawn, _ = run.segments("sampling", param, retargeted, sample_codes(num_samples), target=retry)
         redrawn = join([redrawn], num_samples)
         before = shortfall(run, draws)[1] if before is None else before
         after = shortfall(run, redrawn)[1]
         if not (int(np.sum(redrawn.divergent)) < divergent and _agree(before, after)):
             run.notes.append(f"the redrawn draws were no better ({int(np.sum(redrawn.divergent))} divergent, R-hat "
-                             f"{after:.3f}, against R-hat {before:.3f}), so the earlier draws were kept")
+                             f"{r_hat_text(after)}, against R-hat {r_hat_text(before)}), so the earlier draws were "
+                             "kept")
             break
         chains, draws, target, before = retargeted, redrawn, retry, after
     return chains, draws, target
@@ -195,7 +196,7 @@ def _in_cp_or_ncp(run, label, param, chains, draws, target, num_samples, tried, 
     for name, candidate in candidates:
         if name == label or name in tried or not differs(candidate, param):
             continue
-        trial = run.sampler.restart_adaptation(chains, np.ones(run.coords.dim))
+        trial = run.sampler.restart_adaptation(run.branch(chains), np.ones(run.coords.dim))
         trial, adapting, why = run.segments("sampling", candidate, trial, warmup_codes(READAPT), source=param,
                                             target=acceptance, fresh_metric=True, stop=readapt_stop)
         if why is not None:
@@ -212,9 +213,9 @@ def _in_cp_or_ncp(run, label, param, chains, draws, target, num_samples, tried, 
         before = shortfall(run, draws)[:2] if before is None else before
         after = shortfall(run, redrawn)[:2]
         if not keep(before, after):
-            run.notes.append(f"{why_try}: {name.upper()}'s draws{at} had no divergence, but R-hat {after[1]:.3f} "
-                             f"and {100 * after[0]:.0f}% of the effective draws asked (against {before[1]:.3f} and "
-                             f"{100 * before[0]:.0f}%), so the earlier draws were kept")
+            run.notes.append(f"{why_try}: {name.upper()}'s draws{at} had no divergence, but R-hat "
+                             f"{r_hat_text(after[1])} and {100 * after[0]:.0f}% of the effective draws asked (against "
+                             f"{r_hat_text(before[1])} and {100 * before[0]:.0f}%), so the earlier draws were kept")
             continue
         run.notes.append(f"{why_try}: the draws were drawn again in {name.upper()}{at} (none diverged, R-hat "
                          f"{after[1]:.3f}, {100 * after[0]:.0f}% of the effective draws asked)")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from autoreparam.auto.pilot import PILOT_BROKEN_R_HAT
-from autoreparam.diagnostics.health import MAX_R_HAT, MIN_ESS_PER_CHAIN
+from autoreparam.diagnostics.health import MAX_R_HAT, MIN_ESS_PER_CHAIN, r_hat_text
 from autoreparam.diagnostics.masked import diagnostic_views
 from autoreparam.diagnostics.standard import StandardDiagnostics, standard_diagnostics
 from autoreparam.mcmc.nuts import join
@@ -98,15 +98,15 @@ def run_on_if_short(run, param, chains, draws: SegmentDraws, target, num_samples
         return chains, draws, standard
     if reach < RUN_ON_REACH or r_hat > PILOT_BROKEN_R_HAT:
         return chains, draws, standard
-    more_chains, more, _ = run.segments("sampling", param, chains, sample_codes(num_samples), target=target)
+    more_chains, more, _ = run.segments("sampling", param, run.branch(chains), sample_codes(num_samples), target=target)
     longer = every_second(join([draws, more], 2 * num_samples))
     longer_reach, longer_r_hat, longer_standard = shortfall(run, longer)
-    what = f"{100 * reach:.0f}% of the effective draws the health check asks, R-hat {r_hat:.3f}"
+    what = f"{100 * reach:.0f}% of the effective draws the health check asks, R-hat {r_hat_text(r_hat)}"
     if np.any(longer.divergent) or not _better(reach, r_hat, longer_reach, longer_r_hat):
         run.notes.append(f"the draws had {what}: the chains ran on for as many again, which was no better "
                          f"({int(np.sum(longer.divergent))} divergent, {100 * longer_reach:.0f}%, R-hat "
-                         f"{longer_r_hat:.3f}), so the earlier draws were kept")
+                         f"{r_hat_text(longer_r_hat)}), so the earlier draws were kept")
         return chains, draws, standard
     run.notes.append(f"the draws had {what}: the chains ran on for as many again and every second draw was kept "
-                     f"({100 * longer_reach:.0f}%, R-hat {longer_r_hat:.3f})")
+                     f"({100 * longer_reach:.0f}%, R-hat {r_hat_text(longer_r_hat)})")
     return more_chains, longer, longer_standard

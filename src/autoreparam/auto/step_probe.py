@@ -33,7 +33,7 @@ def probe_shorter_step(run, pilot_fn, label, param, chains, pilot, best, length:
 
     Probed only when the pilot is healthy (it mixes, does not diverge) and the run has room for the
     pilot as drawn, the probe and as many draws again. The pilot as drawn: it may be twice ``length``
-    (a pilot that ran on) plus the warm-up's last segment's surplus; read from ``length`` alone, the
+    (a pilot that ran on); read from ``length`` alone, the
     probe could fill the draws (its verdict then changed nothing) or pass them (its draws were paid
     for and dropped; found in review)."""
     room = run.config.num_samples - pilot.draws.shape[1] - 2 * length

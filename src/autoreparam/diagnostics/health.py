@@ -174,3 +174,9 @@ def _divergences(divergences, transitions, space_divergences, space_labels):
         f"{divergences} of {transitions} transitions ({100 * divergences / transitions:.1f}%) diverged: the "
         "integrator could not follow the posterior's curvature there, so the draws may miss that region."
     ], []
+
+
+def r_hat_text(value: float) -> str:
+    """R-hat to three decimals, or "n/a" where it is NaN (one chain: R-hat compares chains, NaN as in
+    ArviZ; or no element varies), which printed as "nan" in decisions (found in review)."""
+    return f"{value:.3f}" if np.isfinite(value) else "n/a"

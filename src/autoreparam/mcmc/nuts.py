@@ -89,15 +89,12 @@ class NUTSSampler:
         chains = self.segments.start(init_positions, inverse_mass, 1.0, seed)
         chains, warm, warm_seconds = self.segments.run(param, chains, warmup_codes(config.num_warmup),
                                                        progress=progress, metric_from_gradient=metric_from_gradient)
-        # Transitions past the warm-up that completed its last segment are draws already.
-        surplus = SegmentDraws(*(a[:, config.num_warmup:] for a in warm))
-        warm = SegmentDraws(*(a[:, : config.num_warmup] for a in warm))
-        wanted = max(0, config.num_samples - surplus.draws.shape[1])
-        chains, draws, sample_seconds = self.segments.run(param, chains, sample_codes(wanted), progress=progress)
+        chains, draws, sample_seconds = self.segments.run(param, chains, sample_codes(config.num_samples),
+                                                          progress=progress)
         setup = {k: v - before[k] for k, v in self.segments.setup_seconds.items()}  # starting the chains
         seconds = {
             "compile": warm_seconds["compile"] + sample_seconds["compile"] + setup["compile"],
             "warmup": warm_seconds["run"] + setup["run"],
             "sampling": sample_seconds["run"],
         }
-        return chain_result(warm, join([surplus, draws], config.num_samples), chains, seconds)
+        return chain_result(warm, draws, chains, seconds)

@@ -7,6 +7,7 @@ adaptation does after it (Stan's windowed warm-up, ``mcmc.warmup``):
 ====  ==========================================================================================
 code  after the transition
 ====  ==========================================================================================
+-2    padding: no transition is run (a run shorter than whole segments ends with it)
 -1    nothing: a draw (sampling, pilots)
  0    fast window: dual averaging of the step size
  1    slow window: dual averaging, and the position joins the Welford estimate of the variances
@@ -48,7 +49,7 @@ from autoreparam.mcmc.warmup import WindowState, stan_schedule, window_adaptatio
 from autoreparam.precision import float_dtype
 from autoreparam.reparam.parameterisation import Parameterisation
 
-SAMPLE, FAST, SLOW, WINDOW_END, FINAL = -1, 0, 1, 2, 3
+SKIP, SAMPLE, FAST, SLOW, WINDOW_END, FINAL = -2, -1, 0, 1, 2, 3
 
 
 class Chains(NamedTuple):
@@ -180,6 +181,10 @@ def _fresh_chains(positions, inverse_mass, step_size, key):
     return positions, adapt, jax.random.split(key, num_chains)
 
 
+def _branched_keys(keys, stream):
+    return jax.vmap(jax.random.fold_in, in_axes=(0, None))(keys, stream)
+
+
 def _fresh_adaptation(inverse_mass, step_size, num_chains: int) -> WindowState:
     imm = jnp.broadcast_to(inverse_mass, (num_chains, inverse_mass.shape[-1]))
     steps = jnp.broadcast_to(step_size, (num_chains,)).astype(imm.dtype)
@@ -244,7 +249,7 @@ class SegmentSampler:
                     adapt = adapt._replace(inverse_mass=jnp.where(
                         from_gradient < metric_below, from_gradient, adapt.inverse_mass))
 
-                    def body(carry, code):
+                    def transition(carry, code):
                         state, adapt, key = carry
                         step_size = adapt.step_size
                         if config.step_jitter > 0.0:
@@ -260,7 +265,27 @@ class SegmentSampler:
                                info.is_divergent)
                         return (state, adapt, key), out
 
-                    (state, adapt, key), out = jax.lax.scan(body, (state, adapt, key), codes)
+                    # Padding (`SKIP`, only at a segment's end) is not run: the loop's trip count is the
+                    # segment's active transitions, a runtime value shared by every chain (so no chain
+                    # waits on a select), and padded rows of the outputs stay zero. Padding with draws
+                    # ran up to a segment of transitions that were thrown away and whose gradients no
+                    # count held (e.g. 200 transitions run for 60 + 100 asked; found in review), as in
+                    # HMC's segments (`mcmc.hmc`).
+                    length = codes.shape[0]
+                    active = jnp.sum(codes != SKIP)
+                    dtype = position.dtype
+                    blank = (jnp.zeros((length, coords.original_dim), dtype), jnp.zeros((length,), jnp.int32),
+                             jnp.zeros((length,), dtype), jnp.zeros((length,), bool))
+
+                    def body(i, loop):
+                        carry, outputs = loop
+                        carry, row = transition(carry, codes[i])
+                        outputs = jax.tree_util.tree_map(
+                            lambda out, new: jax.lax.dynamic_update_index_in_dim(out, new.astype(out.dtype), i, 0),
+                            outputs, row)
+                        return carry, outputs
+
+                    (state, adapt, key), out = jax.lax.fori_loop(0, active, body, ((state, adapt, key), blank))
                     return (state.position, adapt, key), out
 
                 return jax.vmap(one_chain, axis_name=CHAINS)(*chained)
@@ -274,14 +299,17 @@ class SegmentSampler:
         return program
 
     # --- running ---------------------------------------------------------------------------------
-    def start(self, positions, inverse_mass, step_size: float, seed: int) -> Chains:
-        """Chains at ``positions`` (chains, dim) with a fresh adaptation seeded by ``inverse_mass``."""
+    def start(self, positions, inverse_mass, step_size: float, seed: int, stream: int = 0) -> Chains:
+        """Chains at ``positions`` (chains, dim) with a fresh adaptation seeded by ``inverse_mass``; their
+        keys come from ``seed``, folded with ``stream`` when it is not 0 (a second start in one run,
+        which must not replay the first's random numbers)."""
         # JAX's default float, as the adaptation's own state is: float32 positions under jax_enable_x64
         # made the warm-up's branches disagree in type (found running the suite in 64 bits)
         positions = jnp.asarray(positions, dtype=float_dtype())
         num_chains = positions.shape[0]
+        key = jax.random.fold_in(jax.random.PRNGKey(seed), stream) if stream else jax.random.PRNGKey(seed)
         args = (positions, jnp.asarray(inverse_mass, dtype=positions.dtype), jnp.asarray(step_size, dtype=positions.dtype),
-                jax.random.PRNGKey(seed))
+                key)
         chains = self._setup(("nuts_fresh_chains",), lambda: _fresh_chains, args)
         return Chains(*shard_chains(tuple(chains), num_chains))
 
@@ -291,6 +319,17 @@ class SegmentSampler:
         self.setup_seconds["compile"] += compile_seconds
         self.setup_seconds["run"] += run_seconds
         return out
+
+    def branch(self, chains: Chains, stream: int) -> Chains:
+        """The same chains on random streams of their own (each chain's key folded with ``stream``).
+
+        A trial that may be thrown away (another parameterisation, a redraw, a run-on) runs on a
+        branch: run on the chains' own keys, it consumed the random numbers the kept chains then went
+        on with, so the kept draws reused numbers that had decided the trial's fate (found in review).
+        """
+        keys = self._setup(("nuts_branched_keys",), lambda: _branched_keys,
+                           (chains.keys, jnp.asarray(stream, jnp.uint32)))
+        return chains._replace(keys=shard_chains(keys, chains.positions.shape[0]))
 
     def restart_adaptation(self, chains: Chains, inverse_mass=None) -> Chains:
         """Fresh dual averaging from each chain's step size (e.g. after moving to a new parameterisation)."""
@@ -312,10 +351,10 @@ class SegmentSampler:
             source: Parameterisation | None = None, progress=None,
             target_accept: float | None = None,
             metric_from_gradient: bool = False) -> tuple[Chains, SegmentDraws, dict]:
-        """Run the transitions ``codes`` from ``chains``, in whole segments.
+        """Run the transitions ``codes`` from ``chains``, in segments of one compiled program.
 
-        A length that is not a multiple of ``segment_length`` is completed with draws (code -1): the
-        output holds every transition run, and a caller that wants fewer drops the surplus.
+        A length that is not a multiple of ``segment_length`` is completed with padding (`SKIP`) that
+        does not run: the output holds exactly the transitions of ``codes``.
         ``source``: the parameterisation ``chains`` are in, when it differs from ``param``.
         ``progress(transitions, draws)`` is called after every segment (e.g. a progress bar's update).
         ``target_accept``: the mean acceptance the step size adapts to (default: the config's).
@@ -332,7 +371,8 @@ class SegmentSampler:
             return chains, empty, {"compile": 0.0, "run": 0.0}
         length = self.segment_length
         padded = -(-codes.size // length) * length
-        codes = np.concatenate([codes, sample_codes(padded - codes.size)])
+        wanted = codes.size
+        codes = np.concatenate([codes, np.full(padded - codes.size, SKIP, np.int32)])
         move = source is not None
         source = param if source is None else source
         target = jnp.asarray(self.config.target_accept if target_accept is None else target_accept, float_dtype())
@@ -345,9 +385,11 @@ class SegmentSampler:
             self.num_compilations += c > 0
             seconds["compile"] += c
             seconds["run"] += t
-            parts.append(out)
+            ran = min(length, wanted - start)
+            parts.append((out, ran))
             move, source, metric_below = False, param, 0.0
             if progress is not None:
-                progress(length, out)
-        draws = SegmentDraws(*(np.concatenate([np.asarray(p[i]) for p in parts], axis=1) for i in range(4)))
+                progress(ran, out)  # padded rows are zeros: no divergence among them
+        draws = SegmentDraws(*(np.concatenate([np.asarray(out[i])[:, :ran] for out, ran in parts], axis=1)
+                               for i in range(4)))
         return chains, draws, seconds
