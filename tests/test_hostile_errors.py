@@ -28,6 +28,11 @@ def _nan_factor():
     numpyro.factor("always_nan", jnp.nan)
 
 
+def _infinite_factor():
+    numpyro.sample("x", dist.Normal(0.0, 1.0))
+    numpyro.factor("always_inf", jnp.inf)
+
+
 def _raises():
     numpyro.sample("x", dist.Normal(0.0, 1.0))
     raise RuntimeError("the data base is down")
@@ -82,6 +87,8 @@ def _numpy_observation_under_latent_bound():
 ERROR_CASES = {
     "nan log density everywhere names the factor": (
         lambda: ar.infer(_model_with(_nan_factor), **TINY), SiteError, r"site 'always_nan'.*factor.*NaN or -inf"),
+    "+inf log density everywhere is said as +inf, not as NaN or -inf": (
+        lambda: ar.infer(_model_with(_infinite_factor), **TINY), SiteError, r"site 'always_inf'.*log density \+inf.*unbounded"),
     "model that raises is named with its error": (
         lambda: ar.infer(_raises, **TINY), ModelError, r"_raises\(\) raised RuntimeError after its site 'x': the data base is down"),
     "model without latents": (lambda: ar.infer(_no_latent, **TINY), ModelError, "no latent sample site"),

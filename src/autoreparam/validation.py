@@ -315,6 +315,12 @@ def _first_nonfinite_site(trace, total) -> tuple[str, str]:
         if np.isfinite(site_total):
             continue
         kind = "factor" if isinstance(site["fn"], dist.Unit) else "observed" if site["is_observed"] else "latent"
+        if site_total == np.inf:
+            # Said as such: the advice below speaks of NaN and -inf (a +inf factor read "NaN or -inf"; found
+            # in review).
+            return name, (f"{kind} site with log density +inf at the initial values: the density is unbounded "
+                          "there (e.g. a term that divides by zero), and no sampler can leave such a point: make "
+                          "the term finite wherever the latents are valid")
         return name, f"{kind} site with log density {site_total} at the initial values; {_ADVICE[kind]}"
     return "<model>", f"the total log density is {float(total)} at the initial values, though every site's is finite"
 
