@@ -33,6 +33,10 @@ def _infinite_factor():
     numpyro.factor("always_inf", jnp.inf)
 
 
+def _improper():
+    numpyro.sample("s", dist.ImproperUniform(dist.constraints.positive, (), ()))
+
+
 def _raises():
     numpyro.sample("x", dist.Normal(0.0, 1.0))
     raise RuntimeError("the data base is down")
@@ -89,6 +93,8 @@ ERROR_CASES = {
         lambda: ar.infer(_model_with(_nan_factor), **TINY), SiteError, r"site 'always_nan'.*factor.*NaN or -inf"),
     "+inf log density everywhere is said as +inf, not as NaN or -inf": (
         lambda: ar.infer(_model_with(_infinite_factor), **TINY), SiteError, r"site 'always_inf'.*log density \+inf.*unbounded"),
+    "an improper posterior's draws that reach infinity name the site and the flat prior": (
+        lambda: ar.infer(_improper, **TINY), SiteError, r"site 's'.*NaN or infinite.*improper \(s: a flat ImproperUniform"),
     "model that raises is named with its error": (
         lambda: ar.infer(_raises, **TINY), ModelError, r"_raises\(\) raised RuntimeError after its site 'x': the data base is down"),
     "model without latents": (lambda: ar.infer(_no_latent, **TINY), ModelError, "no latent sample site"),

@@ -29,7 +29,8 @@ from autoreparam.reparam.sites import analyse_model
 from autoreparam.progress import SamplingProgress
 from autoreparam.result import InferenceResult, compute_diagnostics
 from autoreparam.sampling import ORACLE_METRICS, sample_hmc, sample_nuts
-from autoreparam.validation import check_call, check_counts, check_target_accept, warn_if_unrolled
+from autoreparam.validation import (check_call, check_counts, check_target_accept, refuse_nonfinite_draws,
+                                    warn_if_unrolled)
 from autoreparam.vi.fits import fit_or_retry, retry_note
 from autoreparam.vi.protocol import FAST, VIConfig, check_config
 from autoreparam.vi.vip import run_vip
@@ -277,6 +278,7 @@ def infer(
         bar.close()
     diagnosing = time.perf_counter()
     samples = coords.split_original(chains.draws)
+    refuse_nonfinite_draws(samples, structure)
     rewritable = bool(select_sites(structure, "all").sites)  # for the advice on a flagged run
     diagnostics = compute_diagnostics(samples, chains, oracle, labels, method, rewritable, coords.without_density,
                                       standard)

@@ -345,3 +345,27 @@ def output_folder(path: str | os.PathLike, flag: str = "--out") -> Path:
     except OSError as error:
         raise ArgumentError(f"{flag} {path} cannot be made ({error.strerror}); give a folder you can write") from None
     return path
+
+
+def refuse_nonfinite_draws(samples: dict, structure) -> None:
+    """A ``SiteError`` naming the first site whose draws reached NaN or infinity, and the likely causes.
+
+    The diagnostics refused them with "draws contain NaN or infinite values", filed as a data error
+    and with nothing to do (found in review: ``ImproperUniform`` with no data, whose chains ran off to
+    float32's limit). ``structure``: the model's ``ModelStructure``; ``samples``: site -> draws.
+    """
+    masked = {s.name: s.without_density for s in structure.latents if s.without_density is not None}
+    for name, values in samples.items():
+        bad = ~np.isfinite(np.asarray(values))
+        if name in masked:  # elements outside the density (obs_mask) mean nothing, as in the diagnostics
+            bad &= ~np.broadcast_to(masked[name], bad.shape)
+        if not np.any(bad):
+            continue
+        flat = [s.name for s in structure.latents if s.distribution == "ImproperUniform"]
+        improper = "the posterior is improper"
+        if flat:
+            improper += f" ({', '.join(flat)}: a flat ImproperUniform prior"
+            improper += ", and no observed site to bound it)" if not structure.observed else ")"
+        raise SiteError(name, f"{int(bad.sum())} of its {bad.size} drawn values are NaN or infinite: the chains ran "
+                        f"off to infinity. Likely {improper}, or the values overflow the float type (float32 unless "
+                        "jax_enable_x64): give every latent a proper prior, or rescale the model")

@@ -32,6 +32,7 @@ from autoreparam.diagnostics.health import r_hat_text
 from autoreparam.diagnostics.masked import diagnostic_views
 from autoreparam.diagnostics.standard import standard_diagnostics
 from autoreparam.mcmc.segments import SegmentDraws
+from autoreparam.validation import refuse_nonfinite_draws
 
 PILOT_MAX_R_HAT = 1.05
 PILOT_BROKEN_R_HAT = 1.1
@@ -73,7 +74,9 @@ class PilotScore:
 
 
 def score(label: str, coords, draws: SegmentDraws, gradients: float, seconds: float) -> PilotScore:
-    views = diagnostic_views(coords.split_original(draws.draws), coords.without_density)
+    samples = coords.split_original(draws.draws)
+    refuse_nonfinite_draws(samples, coords.structure)  # before the diagnostics' bare refusal
+    views = diagnostic_views(samples, coords.without_density)
     standard = standard_diagnostics(views.standard)
     transitions = draws.steps.size
     steps = float(np.sum(draws.steps))
