@@ -255,3 +255,17 @@ def test_radon_quirks_refuse_a_missing_floor_policy_they_would_ignore():
 
     with pytest.raises(ArgumentError, match="missing_floor='drop' does not apply with quirks=True"):
         load("radon_az", quirks=True, missing_floor="drop")
+
+
+def test_chains_stuck_at_a_nan_gradient_are_told_why():
+    """A term finite everywhere whose gradient is NaN (jnp.where differentiates both branches): the run
+    said only that x never changed; now its warning names the gradient and the latent."""
+    import jax.numpy as jnp
+
+    def model():
+        x = numpyro.sample("x", dist.Normal(0.0, 1.0))
+        numpyro.factor("f", jnp.where(x > 100.0, jnp.sqrt(x - 100.0), 0.0))
+
+    with pytest.warns(ar.ConvergenceWarning, match=r"gradient with respect to x is NaN or infinite.*density itself is finite"):
+        result = ar.infer(model, **TINY)
+    assert not result.trustworthy and "x never changed" in " ".join(result.diagnostics.health.warnings)

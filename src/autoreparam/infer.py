@@ -17,6 +17,7 @@ from autoreparam import compilation_cache
 from autoreparam.auto import run_auto
 from autoreparam.coordinates import Coordinates
 from autoreparam.errors import ArgumentError, ConvergenceWarning
+from autoreparam.explain import nonfinite_gradient_warning
 from autoreparam.initial import ORIGIN, PRIOR_MEDIAN, check_init_strategy, initial_values
 from autoreparam.meta.network import PROBES
 from autoreparam.meta.predict import predict as meta_predict
@@ -282,6 +283,10 @@ def infer(
     rewritable = bool(select_sites(structure, "all").sites)  # for the advice on a flagged run
     diagnostics = compute_diagnostics(samples, chains, oracle, labels, method, rewritable, coords.without_density,
                                       standard)
+    if diagnostics.standard.stuck_sites and (why := nonfinite_gradient_warning(coords, samples)):
+        health = diagnostics.health
+        health = dataclasses.replace(health, warnings=(*health.warnings, why))
+        diagnostics = dataclasses.replace(diagnostics, health=health)
     # The result's ESS, R-hat and health check are a phase of the call too (with auto's pilot scores).
     timing["diagnostics"] = timing.get("diagnostics", 0.0) + time.perf_counter() - diagnosing
     timing["total"] = time.perf_counter() - started
