@@ -60,6 +60,7 @@ def test_corrupted_data_file_names_the_file_and_what_to_do(tmp_path, real_data_d
         (["download", "nope"], "unknown data set or file 'nope'"),
         (["run", "gaussian_section3", "--option", "q=abc", "--quiet"], "q must be a number, got 'abc'"),
         (["run", "eight_schools", "--lam", "0.3", "--method", "cp", "--quiet"], "--lam sets the lambda of --method given"),
+        (["run", "eight_schools", "--method", "given", "--quiet"], "--method given samples at a lambda you give: add --lam"),
         (["run", "eight_schools", "--meta-probes", "fit", "--quiet"], "--meta-probes is for --method meta"),
         (["graph", "eight_schools", "--sites", "thetaa"], "--sites does not apply to graph"),
         (["graph", "eight_schools", "--json", "/proc/no_such_folder/g.json"], "cannot write --json /proc/no_such_folder"),

@@ -58,6 +58,7 @@ def _infer(model=None, **options):
         (dict(method="cp", kernel="nuts", step_size_rule="bogus"), "step_size_rule must be one of"),
         (dict(target_accept=True), "target_accept must be a number in \\(0, 1\\), got bool"),
         (dict(target_accept=1.5), "target_accept must lie in"),
+        (dict(progress="no"), "^progress must be True or False"),  # it named VIConfig.progress
     ],
 )
 def test_bad_arguments_are_named(options, message):

@@ -92,6 +92,8 @@ def cmd_run(args) -> int:
     if args.lam is not None and args.method != "given":
         raise ArgumentError(f"--lam sets the lambda of --method given, not of --method {args.method}; add "
                             "--method given or drop --lam")
+    if args.lam is None and args.method == "given":  # it said "needs parameterisation=" (found in review)
+        raise ArgumentError("--method given samples at a lambda you give: add --lam, a number in [0, 1]")
     if args.meta_probes is not None and args.method != "meta":
         raise ArgumentError(f"--meta-probes is for --method meta, not --method {args.method}; add --method meta "
                             "or drop --meta-probes")

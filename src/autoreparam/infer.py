@@ -172,6 +172,8 @@ def infer(
     model_args, model_kwargs, seed = check_call(model, model_args, model_kwargs, seed, entry=infer)
     compilation_cache.ensure()
     kernel = _check_arguments(method, kernel, num_chains, num_warmup, num_samples, num_leapfrog)
+    if not isinstance(progress, (bool, np.bool_)):  # it was refused later as "VIConfig.progress" (found in review)
+        raise ArgumentError(f"progress must be True or False, got {progress!r}")
     if parameterisation is not None and method != "given":
         raise ArgumentError(f"parameterisation= is for method='given', not method={method!r}")
     if init not in (None, "meta") or (init == "meta" and method != "vip"):
