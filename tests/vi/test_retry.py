@@ -45,3 +45,14 @@ def test_a_fit_that_diverges_again_is_an_error_naming_both_tries():
 
 def test_a_fit_that_did_not_diverge_is_not_fitted_again():
     assert "fitted again" not in _given(0.05).decision
+
+
+def test_the_kept_run_has_a_finite_elbo_and_moved_unless_none_did():
+    # By the window alone, a learning rate whose final ELBO was -inf beat a finite one, and a run that
+    # skipped every step for NaN gradients (q never left its start) passed as fitted (found in review).
+    from autoreparam.vi.fits import _best_run
+
+    assert _best_run([-10.0, -9.0], [-10.05, -np.inf], [0, 0], 100) == 0
+    assert _best_run([-10.0, -9.0], [-10.05, -9.1], [0, 100], 100) == 0
+    assert _best_run([-10.0, -9.0], [-10.05, -9.1], [0, 50], 100) == 1  # half skipped: still a fit
+    assert _best_run([-10.0, -9.0, np.nan], [-np.inf, -np.inf, -1.0], [0, 0, 0], 100) == 1  # none sound: as before

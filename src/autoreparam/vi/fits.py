@@ -153,6 +153,25 @@ def run_id(target: str, start_index: int) -> int:
     return zlib.crc32(f"{target}/{start_index}".encode()) & 0x7FFFFFFF
 
 
+# A run that skipped more of its steps than this (a non-finite ELBO or gradient: ``vi.engine``) did not fit.
+MAX_SKIPPED_SHARE = 0.5
+
+
+def _best_run(window_mean, elbo, skipped, num_steps: int) -> int:
+    """The run (learning rate, start) to keep: the best mean ELBO over the last steps (002 App. C) among
+    runs whose final ELBO is finite and that skipped at most ``MAX_SKIPPED_SHARE`` of their steps.
+
+    By the window alone, a run whose final ELBO was -inf beat a finite one (it then counted as a
+    failed fit and was refitted, or VIP gave way to a fixed centring), and a run that skipped every
+    step for NaN gradients, q never moved from its start, passed as fitted (both found in review).
+    Where no run is sound, the window alone chooses, as before, and the fit's own checks judge it.
+    """
+    window_mean, elbo, skipped = (np.asarray(a) for a in (window_mean, elbo, skipped))
+    finite = np.isfinite(window_mean)
+    sound = finite & np.isfinite(elbo) & (skipped <= MAX_SKIPPED_SHARE * num_steps)
+    return int(np.argmax(np.where(sound if sound.any() else finite, window_mean, -np.inf)))
+
+
 def fit_parameterisations(
     coords: Coordinates,
     targets: Mapping[str, Parameterisation | Learned],
@@ -195,8 +214,8 @@ def fit_parameterisations(
     fits = {}
     for name in targets:
         idx = [i for i, s in enumerate(run_specs) if s[0] == name]
-        scores = np.where(np.isfinite(results.window_mean[idx]), results.window_mean[idx], -np.inf)
-        best = idx[int(np.argmax(scores))]
+        best = idx[_best_run(results.window_mean[idx], results.elbo[idx], results.nonfinite_steps[idx],
+                             config.num_steps)]
         fits[name] = VIFit(
             label=name,
             parameterisation=_index(jax.tree_util.tree_map(jnp.asarray, results.centring), best),
