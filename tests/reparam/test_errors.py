@@ -127,6 +127,11 @@ def test_partially_centre_names_a_misspelt_or_missing_site_in_lam():
     assert info.value.site == "thetaa"
     with pytest.raises(SiteError, match="site 'theta': loc_centring gives no value for it.*chose theta"):
         _rewritten_trace(partially_centre(eight_schools, loc_centring={"mu": 0.5}, scale_centring=0.5))
+    # A latent the default plan leaves centred: its value was dropped without a word.
+    with pytest.raises(SiteError, match=r"site 'mu': lam gives it a value, but sites='default' does not "
+                                        r"reparameterise it \(left centred: .*\): name it in sites="):
+        _rewritten_trace(partially_centre(eight_schools, lam={"theta": 0.5, "mu": 0.5}))
+    _rewritten_trace(partially_centre(eight_schools, lam={"theta": 0.5, "mu": 0.5}, sites=["theta", "mu"]))
 
 
 @pytest.mark.parametrize("kwargs, says", [

@@ -225,6 +225,12 @@ def partially_centre(model: Callable, lam=None, sites="default", *, loc_centring
                     raise SiteError(site.name, f"{argument} gives no value for it, and it is to be reparameterised "
                                     f"(sites={sites!r} chose {', '.join(plan.names)}): add it to {argument}, or "
                                     "give one number for every site")
+            # A value for a latent the plan leaves alone was dropped without a word (found in review).
+            unused = [name for name in value if name not in plan.names]
+            if unused:
+                decision = next((d.reason for d in plan.decisions if d.name == unused[0]), "")
+                raise SiteError(unused[0], f"{argument} gives it a value, but sites={sites!r} does not reparameterise "
+                                f"it ({decision or 'not chosen'}): name it in sites=, or leave it out of {argument}")
 
     return _rewrite_per_call(model, sites, lambda site: (pick(a, site), pick(b, site)), check)
 
