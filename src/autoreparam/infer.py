@@ -98,9 +98,15 @@ def _spaces(method, fits, vi):
     return [fits[method]], reasons[method]
 
 
-def _meta_prediction(model, model_args, model_kwargs, plan, seed, probes):
+# The seed of the meta-learned prediction, whatever the sampler's: the short fit its probes are read at
+# is stochastic, and at the sampler's seed eight schools' log_tau moved between 0.59 and 0.68 over
+# seeds 0 to 3, so runs at two seeds sampled in two centrings (found in review).
+PREDICTION_SEED = 0
+
+
+def _meta_prediction(model, model_args, model_kwargs, plan, probes):
     """The meta-learned centring of the plan's sites (timed: graph, network, and a fit for fit probes)."""
-    prediction = meta_predict(model, *model_args, seed=seed, probes=probes, **model_kwargs)
+    prediction = meta_predict(model, *model_args, seed=PREDICTION_SEED, probes=probes, **model_kwargs)
     prediction.parameterisation(plan)  # a site the network cannot give is reported here, by name
     return prediction
 
@@ -224,7 +230,7 @@ def infer(
         timing["analysis"] += outcome.timing.get("analysis", 0.0)  # initial values found inside run_auto
         gradients = dict(outcome.gradients)
     else:
-        meta = (_meta_prediction(model, model_args, model_kwargs, plan, seed, meta_probes)
+        meta = (_meta_prediction(model, model_args, model_kwargs, plan, meta_probes)
                 if "meta" in (method, init) else None)
         fit_method, starts, no_fit = method, None, False
         if method == "meta":  # the "given" path, in the predicted centring
