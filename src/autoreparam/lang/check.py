@@ -147,7 +147,9 @@ class _Checker:
         for sub in ir.walk_expr(e):
             if isinstance(sub, (ir.Var, ir.Index)):
                 kind = self.scope[sub.name].kind
-                if kind not in ("data", "loop"):
+                # Observed data are data: `N ~ poisson(3)` before `for (n in 1 .. N)` was refused, and accepted
+                # after it (found in review).
+                if kind not in ("data", "observed", "loop"):
                     raise _error("type", sub, f"{what} may depend only on data and loop variables; '{sub.name}' is {kind}")
 
     # Statements -------------------------------------------------------------------------------

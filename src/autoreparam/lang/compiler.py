@@ -79,9 +79,11 @@ class _Run:
             if upper < lower:
                 # No steps: empty arrays, as a vectorised loop defines (a name was left undefined, and read
                 # later as if it were missing data; found in review). Elements defined before the loop
-                # (x[1] ~ ..., then t in 2 .. T) stay; observed data must then be empty.
-                self._define_empty([s for s in stmt.body if s.target.name not in self.env or s.target.name in
-                                    self.observed], (0,))
+                # (x[1] ~ ..., then t in 2 .. T) stay; observed data must then be empty unless elements of
+                # it were observed before the loop (y[1] ~ ..., then t in 2 .. T with T = 1: refused as a
+                # shape error, and the data would have been replaced by zeros; found in review).
+                self._define_empty([s for s in stmt.body if s.target.name not in self.env or (
+                    s.target.name in self.observed and not self.sampled.get(s.target.name))], (0,))
             return
         size = max(upper - lower + 1, 0)
         elements = size * int(np.prod(self.ev.loop_shape(), dtype=np.int64))
