@@ -9,7 +9,7 @@ import numpy as np
 
 from autoreparam.diagnostics.draws import element_names
 from autoreparam.diagnostics.ess import EfficiencyMetric, paper_metric
-from autoreparam.diagnostics.health import Health, assess
+from autoreparam.diagnostics.health import Health, assess, r_hat_text
 from autoreparam.diagnostics.masked import diagnostic_views
 from autoreparam.diagnostics.standard import StandardDiagnostics, standard_diagnostics
 from autoreparam.mcmc.chains import ChainResult
@@ -94,9 +94,11 @@ def search_gradients(gradients: dict, kept: int) -> int:
 
 
 def _r_hat_text(value: float, num_chains: int) -> str:
-    if np.isfinite(value):
-        return f"{value:.3f}"
-    return "n/a (one chain: R-hat compares chains)" if num_chains < 2 else "n/a (no element varies)"
+    """``health.r_hat_text``, with the reason where R-hat is n/a."""
+    text = r_hat_text(value)
+    if text != "n/a":
+        return text
+    return text + (" (one chain: R-hat compares chains)" if num_chains < 2 else " (no element varies)")
 
 
 def _per_space(space_divergences, chains: ChainResult) -> str:
