@@ -121,6 +121,28 @@ class Coordinates:
         return {s.name: s.without_density for s in self.structure.latents if s.without_density is not None}
 
     @property
+    def flat_has_density(self) -> np.ndarray | None:
+        """(dim,) bool over the flat unconstrained coordinates, False where the element has no density
+        (`without_density`), or None when every element has one. A mask covers whole events
+        (`sites._masked_out`), so an event's unconstrained coordinates (e.g. a simplex's K - 1) share
+        its element's mark."""
+        masks = self.without_density
+        if not masks:
+            return None
+        marks = {}
+        for site in self.structure.latents:
+            shape = site.unconstrained_shape
+            if site.name not in masks:
+                marks[site.name] = np.ones(shape, dtype=bool)
+                continue
+            batch = site.shape[:len(site.shape) - site.event_dim]
+            absent = masks[site.name][(Ellipsis,) + (0,) * site.event_dim].reshape(batch)
+            event = shape[len(batch):]
+            marks[site.name] = np.broadcast_to(~absent.reshape(batch + (1,) * len(event)), shape)
+        # ravel_pytree lays the sites out as the coordinates' own flat vectors do (sorted by name)
+        return np.asarray(ravel_pytree({n: jnp.asarray(m, jnp.float32) for n, m in marks.items()})[0]) > 0.5
+
+    @property
     def program_key(self) -> tuple:
         """What a compiled program on these coordinates depends on besides its arguments: the model,
         the data's structure and non-array values, and the site plan."""

@@ -21,6 +21,7 @@ import optax
 
 from autoreparam.coordinates import Coordinates
 from autoreparam.mcmc.programs import PROGRAMS
+from autoreparam.precision import float_dtype
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.vi.meanfield import MeanField, elbo_terms, init_meanfield
 from autoreparam.progress import progress_reporter
@@ -67,12 +68,15 @@ def _centring(logit: Parameterisation, run: Runs, tied: bool) -> Parameterisatio
     return Parameterisation.tree_unflatten(logit.names, (tuple(a[n] for n in logit.names), tuple(b[n] for n in logit.names)))
 
 
-def _final_elbo(log_density, q: MeanField, key, config: VIConfig):
+def _final_elbo(log_density, q: MeanField, key, config: VIConfig, has_density=None):
     """Mean and standard error of ``log p - log q`` over fresh draws, in chunks to bound memory."""
     chunk = min(config.num_samples, config.final_num_samples)
     num_chunks = -(-config.final_num_samples // chunk)
     keys = jax.random.split(key, num_chunks)
-    terms = jax.lax.map(lambda k: elbo_terms(log_density, q, k, chunk, stl=False), keys).reshape(-1)
+    def chunk_terms(k):
+        return elbo_terms(log_density, q, k, chunk, stl=False, has_density=has_density)
+
+    terms = jax.lax.map(chunk_terms, keys).reshape(-1)
     # Exactly ``final_num_samples`` draws (the remainder of the last chunk was dropped before), and the
     # sample standard deviation (ddof 1): with few draws ddof 0 understated the error.
     terms = terms[: config.final_num_samples]
@@ -118,13 +122,14 @@ def build_fit_program(coords: Coordinates, config: VIConfig, tied: bool, report=
     optimiser = optax.scale_by_adam()
     report_every = max(1, config.num_steps // 100)
 
-    def fit_one(coords: Coordinates, run: Runs, key):
+    def fit_one(coords: Coordinates, run: Runs, key, has_density):
         def log_density_at(logit):
             param = _centring(logit, run, tied)
             return lambda x: coords.log_density(coords.unravel(x), param)
 
         def loss(params, step_key):
-            terms = elbo_terms(log_density_at(params.logit), params.q, step_key, config.num_samples, config.stl)
+            terms = elbo_terms(log_density_at(params.logit), params.q, step_key, config.num_samples, config.stl,
+                               has_density)
             elbo = jnp.mean(terms)
             return -elbo, elbo
 
@@ -155,7 +160,7 @@ def build_fit_program(coords: Coordinates, config: VIConfig, tied: bool, report=
         (params, _, _), (trace, finite) = jax.lax.scan(step, (params, opt_state, key), jnp.arange(config.num_steps))
         window_mean = window_score(trace[-config.select_window :])
         centring = _centring(params.logit, run, tied)
-        elbo, elbo_se = _final_elbo(log_density_at(params.logit), params.q, final_key, config)
+        elbo, elbo_se = _final_elbo(log_density_at(params.logit), params.q, final_key, config, has_density)
         return dict(
             loc=params.q.loc,
             scale=params.q.scale,
@@ -167,11 +172,21 @@ def build_fit_program(coords: Coordinates, config: VIConfig, tied: bool, report=
             nonfinite_steps=jnp.sum(~finite),
         )
 
-    def program(data, runs, keys):
+    def program(data, runs, keys, has_density):
         bound = coords.with_data(data)
-        return jax.vmap(lambda run, key: fit_one(bound, run, key))(runs, keys)
+        return jax.vmap(lambda run, key: fit_one(bound, run, key, has_density))(runs, keys)
 
     return program
+
+
+def density_marks(coords: Coordinates) -> jax.Array:
+    """(dim,) 1.0 where a flat coordinate has a density, 0.0 where it has none (`elbo_terms`).
+
+    A runtime argument of the fit program, not a constant compiled into it: obs_mask is data, and a
+    compiled program serves other data of the same shapes (`Coordinates.with_data`)."""
+    marks = coords.flat_has_density
+    marks = np.ones(coords.dim, dtype=bool) if marks is None else marks
+    return jnp.asarray(marks, dtype=float_dtype())
 
 
 def run_fits(coords: Coordinates, runs: Runs, config: VIConfig, tied: bool, seed: int, label: str = "VI",
@@ -195,7 +210,7 @@ def run_fits(coords: Coordinates, runs: Runs, config: VIConfig, tied: bool, seed
         try:
             out, compile_seconds, run_seconds = PROGRAMS(
                 key, lambda: build_fit_program(coords, program_config, tied, config.progress or None),
-                (coords.data, runs, keys)
+                (coords.data, runs, keys, density_marks(coords))
             )
         finally:
             _CURRENT_REPORT["report"] = None
