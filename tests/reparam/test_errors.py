@@ -280,3 +280,22 @@ def test_parameterisation_naming_an_observed_site_leaves_it_alone():
     )
     assert "y_decentered" not in trace and trace["y"]["is_observed"]
     np.testing.assert_array_equal(trace["y"]["value"], EIGHT_SCHOOLS_Y)
+
+
+@pytest.mark.skipif(jnp.result_type(int) != jnp.int32, reason="int64 holds 2**31")
+def test_integer_data_beyond_int32_is_a_data_error_naming_the_argument():
+    """Found in review: int64 data beyond int32 wrapped around in JAX (2**31 + 5 became -2**31 + 5)."""
+    def counts(n, k):
+        p = numpyro.sample("p", dist.Beta(1.0, 1.0))
+        numpyro.sample("k", dist.Binomial(n, p), obs=k)
+
+    n = np.array([10, 2**31 + 5], dtype=np.int64)
+    k = np.array([3, 4], dtype=np.int64)
+    with pytest.raises(DataError, match=r"positional argument 0 of the model holds 2147483653, beyond the integers "
+                                        r".*int32: -2,147,483,648 to 2,147,483,647.*jax_enable_x64"):
+        analyse_model(counts, n, k)
+    with pytest.raises(DataError, match="observed site 'k' holds -2147483650"):
+        analyse_model(lambda: counts(np.array([10]), np.array([-2**31 - 2], dtype=np.int64)))
+    assert analyse_model(counts, np.array([10, 2**31 - 1], dtype=np.int64), k).names == ("p",)  # int32's largest
+    with jax.enable_x64(True):  # int64 holds them: the check follows JAX's integer type
+        assert analyse_model(counts, n, k).names == ("p",)

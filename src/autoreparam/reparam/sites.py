@@ -106,20 +106,30 @@ def _check_finite_arguments(args, kwargs) -> None:
 
 
 def _check_float_range(label: str, arr: np.ndarray) -> None:
-    """Refuse finite values that JAX's float type cannot hold, as the language refuses such data
+    """Refuse finite values that JAX's number types cannot hold, as the language refuses such data
     (``lang.data._check_range``, whose wording this follows; not imported: reparam sits below lang).
 
     float64 data beyond float32's range (1e39) passed the NaN check, became inf in JAX's float32
-    behind NumPy's overflow warnings, and were blamed on the likelihood (found in review).
+    behind NumPy's overflow warnings, and were blamed on the likelihood; int64 data beyond int32
+    (2**31 + 5) wrapped around to -2**31 + 5 without a word (both found in review).
     """
-    if arr.dtype.kind != "f" or arr.dtype.itemsize <= float_dtype().itemsize:
-        return
-    largest = float(np.finfo(float_dtype()).max)
-    beyond = np.abs(arr) > largest  # compared in the data's own precision: casting first would warn
-    if np.any(beyond):
-        raise DataError(f"{label} holds {arr[beyond].flat[0]:g}, beyond the numbers the model computes with "
-                        f"({float_dtype()}: magnitude at most {largest:.3g}): rescale the data, or enable 64-bit "
-                        "JAX (jax.config.update('jax_enable_x64', True))")
+    if arr.dtype.kind == "f" and arr.dtype.itemsize > float_dtype().itemsize:
+        largest = float(np.finfo(float_dtype()).max)
+        beyond = np.abs(arr) > largest  # compared in the data's own precision: casting first would warn
+        if np.any(beyond):
+            raise DataError(f"{label} holds {arr[beyond].flat[0]:g}, beyond the numbers the model computes with "
+                            f"({float_dtype()}: magnitude at most {largest:.3g}): rescale the data, or enable "
+                            "64-bit JAX (jax.config.update('jax_enable_x64', True))")
+    if arr.dtype.kind in "iu":
+        held = np.dtype(jax.dtypes.canonicalize_dtype(arr.dtype))
+        if held.itemsize >= arr.dtype.itemsize and held.kind == arr.dtype.kind:
+            return
+        limits = np.iinfo(held)
+        beyond = (arr > limits.max) | (arr < limits.min)
+        if np.any(beyond):
+            raise DataError(f"{label} holds {arr[beyond].flat[0]}, beyond the integers the model computes with "
+                            f"({held}: {limits.min:,} to {limits.max:,}), where it would wrap around: rescale "
+                            "the data, or enable 64-bit JAX (jax.config.update('jax_enable_x64', True))")
 
 
 class _LastSite(Messenger):
