@@ -51,6 +51,16 @@ CASES = {
                            "index out of range for the data given: g[n] takes values 1..3, but axis 1 of 'a' has indices 1..2"),
     "index zero": (GROUPS, {**GOOD_DATA, "g": [0, 1, 2]}, "shape", 9, 19, "takes values 0..2"),
     "declared size": (GROUPS, {**GOOD_DATA, "y": [1.0, 2.0]}, "shape", 4, 1, "has shape (2,), but is declared real[N] = (3,)"),
+    # reached site analysis, whose advice was NumPyro code: the language's own rewrite now
+    "support moving with a latent": ("s ~ lognormal(0, 1)\nx ~ uniform(0, s)\n", None, "type", 2, 1,
+                                     "latent 'x' ~ uniform: its high depends on a latent, so its support moves "
+                                     "with that latent"),
+    "elements' support moving with latents": ("a ~ normal(0, 1)\nb ~ normal(5, 1)\nfor (j in 1 .. 3)\n"
+                                              "  x[j] ~ uniform(a, b)\n", None, "type", 4, 3,
+                                              "latent 'x[j]' ~ uniform: its low and high depend on a latent"),
+    # was a shape error "declared real[N] = (-1,)", as if the data's length were the fault
+    "negative declared size": (GROUPS, {**GOOD_DATA, "N": -1, "g": [], "y": []}, "data", 3, 1,
+                               "data field 'g' is declared int[N], whose size N is -1 here: a size must be 0 or more"),
     "loop longer than data": ("data y: real[2]\nfor (n in 1 .. 3)\n  y[n] ~ normal(0, 1)\n", {"y": [1, 2]},
                               "shape", 3, 3, "has shape (2,), but this statement's loops give (3,)"),
     "dot of different lengths": ("data a: real[2]\ndata b: real[3]\nx ~ normal(dot(a, b), 1)\n",

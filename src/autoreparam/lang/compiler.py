@@ -191,6 +191,8 @@ class _Run:
                 raise ProgramError("data", stmt.pos, f"'{stmt.target.name}' is observed from {spec.name}, "
                                    "which needs integer data")
             self._check_param_rule(name, spec, values, stmt)
+            if obs is None:
+                self._check_fixed_support(spec, stmt)
             if obs is not None:
                 self._check_domain(name, spec, values, obs, stmt)
             return obs if obs is not None else np.zeros(self.ev.loop_shape())
@@ -219,6 +221,19 @@ class _Run:
                 plate = loop.plate if dim == -1 else f"{loop.plate} (dim {dim})"
                 stack.enter_context(numpyro.plate(plate, loop.size, dim=dim))
             return numpyro.sample(name, fn, obs=obs)
+
+    def _check_fixed_support(self, spec, stmt):
+        """A latent's support may not move with another latent (``x ~ uniform(0, s)``): no fixed map to
+        unconstrained space exists. Refused here with the language's own rewrite; it reached site
+        analysis, whose advice is NumPyro code (found in review)."""
+        moving = [param for param, arg in zip(spec.params, self._argument_exprs(stmt))
+                  if param in spec.domain_params and self._depends_on_latent(arg)]
+        if moving:
+            target = print_expr(stmt.target)
+            raise ProgramError("type", stmt.pos, f"latent '{target}' ~ {spec.name}: its {' and '.join(moving)} "
+                               f"{'depends' if len(moving) == 1 else 'depend'} on a latent, so its support moves with that latent, which autoreparam "
+                               "cannot map to unconstrained space; sample it on a fixed support and scale it, e.g. "
+                               "for x ~ uniform(0, s) write `u ~ uniform(0, 1)` then `x = s * u`")
 
     def _check_param_rule(self, site, spec, values, stmt):
         """In the dry run, a rule among constant-and-data parameters that NumPyro leaves unchecked."""
@@ -347,6 +362,11 @@ def _check_declared_sizes(checked: CheckedProgram, data: dict):
     for name, node in checked.data.items():
         if isinstance(node, ir.DataDecl) and node.type.dims:
             declared = tuple(int(np.asarray(evaluator.eval(d)).reshape(())) for d in node.type.dims)
+            for dim, size in zip(node.type.dims, declared):
+                if size < 0:  # was reported as a shape mismatch with a shape of -1 (found in review)
+                    raise ProgramError("data", node.pos, f"data field '{name}' is declared {node.type.base}"
+                                       f"[{', '.join(map(print_expr, node.type.dims))}], whose size {print_expr(dim)} "
+                                       f"is {size} here: a size must be 0 or more; check the data's value for it")
             if data[name].size == 0 and np.prod(declared) == 0:
                 data[name] = data[name].reshape(declared)  # a JSON `[]` for a matrix with no rows
             if data[name].shape != declared:
