@@ -181,7 +181,8 @@ def test_a_second_infer_call_compiles_nothing(method):
 # iHMC (CP and NCP kernels, 17 s) and VIP (18 s) under -m slow: CP, NCP, auto, meta and a given
 # centring keep the plain and the rewritten programs in CI.
 @pytest.mark.parametrize("method", ["cp", "ncp", pytest.param("vip", marks=pytest.mark.slow),
-                                    pytest.param("ihmc", marks=pytest.mark.slow), "auto", "meta", "given"])
+                                    pytest.param("ihmc", marks=pytest.mark.slow), "auto",
+                                    pytest.param("meta", marks=pytest.mark.slow), "given"])
 def test_the_same_model_on_data_of_another_size_in_one_process(method):
     # Compiled programs are kept per model and data; one kept for 8 schools once served 12 schools
     # and failed inside JAX ("Sum of sizes 10 must be equal to dimension 1 ...").

@@ -14,7 +14,7 @@ import autoreparam as ar
 from autoreparam.models import load
 
 
-@pytest.mark.parametrize("method, kernel", [("auto", "nuts"), ("meta", "nuts"), ("ncp", "hmc")])
+@pytest.mark.parametrize("method, kernel", [("auto", "nuts"), pytest.param("meta", "nuts", marks=pytest.mark.slow), ("ncp", "hmc")])
 def test_infer_samples_in_float64_when_jax_is_in_64_bit_mode(method, kernel):
     problem = load("eight_schools")
     with jax.enable_x64(True), warnings.catch_warnings():

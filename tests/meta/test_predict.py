@@ -14,7 +14,9 @@ from autoreparam.meta.predict import predict_graph
 from autoreparam.models.funnels import funnel_with_observation
 from autoreparam.reparam import analyse_model
 
-ZOO = ["eight_schools", "radon_mn", "radon_stddvs_mn", "german_credit", "election88", "electric"]
+# german_credit and election88 (16 s of the suite) run with -m slow; the other four keep every path in CI
+ZOO = ["eight_schools", "radon_mn", "radon_stddvs_mn", pytest.param("german_credit", marks=pytest.mark.slow),
+       pytest.param("election88", marks=pytest.mark.slow), "electric"]
 
 
 @pytest.mark.parametrize("name", ZOO)
