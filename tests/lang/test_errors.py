@@ -273,10 +273,9 @@ def test_a_latent_scale_that_overflows_the_float_type_is_told_so_not_to_change_i
 
 
 def test_a_uniform_bounded_by_a_latent_is_refused_naming_the_site_and_that_latent():
-    """The program form of ``x ~ Uniform(0, s)``: it gave a bare UnexpectedTracerError (found in review)."""
-    import autoreparam as ar
-    from autoreparam.errors import SiteError
-
-    model, args, kwargs = compile_program("s ~ half_normal(0, 1)\nx ~ uniform(0, s)\n")
-    with pytest.raises(SiteError, match=r"site 'x': the bounds of its support \(Uniform\) depend on the latent\(s\) s"):
-        ar.analyse_model(model, *args, **kwargs)
+    """The program form of ``x ~ Uniform(0, s)``: it gave a bare UnexpectedTracerError, then site
+    analysis's SiteError with NumPyro advice (found in review); now the compiler refuses it at its line."""
+    error = _error("s ~ half_normal(0, 1)\nx ~ uniform(0, s)\n")
+    assert error.kind == "type" and error.pos.line == 2
+    assert "latent 'x' ~ uniform: its high depends on a latent" in str(error)
+    assert "`u ~ uniform(0, 1)` then `x = s * u`" in str(error)

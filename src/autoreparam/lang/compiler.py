@@ -230,8 +230,9 @@ class _Run:
                   if param in spec.domain_params and self._depends_on_latent(arg)]
         if moving:
             target = print_expr(stmt.target)
+            verb = "depends" if len(moving) == 1 else "depend"
             raise ProgramError("type", stmt.pos, f"latent '{target}' ~ {spec.name}: its {' and '.join(moving)} "
-                               f"{'depends' if len(moving) == 1 else 'depend'} on a latent, so its support moves with that latent, which autoreparam "
+                               f"{verb} on a latent, so its support moves with that latent, which autoreparam "
                                "cannot map to unconstrained space; sample it on a fixed support and scale it, e.g. "
                                "for x ~ uniform(0, s) write `u ~ uniform(0, 1)` then `x = s * u`")
 

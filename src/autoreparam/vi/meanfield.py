@@ -61,7 +61,7 @@ def elbo_terms(log_density: Callable, q: MeanField, key: jax.Array, num_samples:
     ``has_density`` (dim,) of 0/1 marks the coordinates the model gives a density
     (`Coordinates.flat_has_density`); the others (obs_mask's observed positions) are left out of
     ``log q``. ``log p`` does not read them, so their entropy alone would drive the ELBO: their scales
-    grew without bound (1 to 75 in 2,000 steps) and added about log(scale) + 1.4 each to the ELBO, which
+    grew without bound (0.1 to 75 in 2,000 steps) and added about log(scale) + 1.4 each to the ELBO, which
     also decides the learning rate (found in review). Left out, they keep the loc and scale they start
     with, and the ELBO is that of the coordinates with a density.
     """
