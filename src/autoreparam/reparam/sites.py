@@ -102,10 +102,10 @@ def _check_finite_arguments(args, kwargs) -> None:
                 bad = int(np.sum(~np.isfinite(arr)))
                 raise DataError(f"{label} of the model contains {bad} NaN or infinite value(s)")
             if arr is not None:
-                _check_float_range(f"{label} of the model", arr)
+                _check_number_range(f"{label} of the model", arr)
 
 
-def _check_float_range(label: str, arr: np.ndarray) -> None:
+def _check_number_range(label: str, arr: np.ndarray) -> None:
     """Refuse finite values that JAX's number types cannot hold, as the language refuses such data
     (``lang.data._check_range``, whose wording this follows; not imported: reparam sits below lang).
 
@@ -267,7 +267,7 @@ def analyse_model(model: Callable, /, *args, seed: int = 0, **kwargs) -> ModelSt
                 numbers = _observed_numbers(name, value)
                 if not np.all(np.isfinite(numbers)):
                     raise DataError(f"observed site '{name}' contains NaN or infinite values")
-                _check_float_range(f"observed site '{name}'", numbers)
+                _check_number_range(f"observed site '{name}'", numbers)
             check_observed_site(name, msg)
             observed.append(name)
             continue
