@@ -109,8 +109,12 @@ class PrototypeGNN(eqx.Module):
         return jax.nn.sigmoid(jax.vmap(self.head)(normalised)[:, 0])
 
 
+# Module-level: a jit made per call compiled again for every graph, even of a shape seen before.
+_per_node = eqx.filter_jit(lambda net, g: net(g))
+
+
 def prototype_lambda(network: PrototypeGNN, graph: ModelGraph) -> np.ndarray:
     """lambda per element row of ``graph`` (every element of a latent gets its node's value)."""
     proto = prototype_graph(graph)
-    per_node = eqx.filter_jit(lambda net, g: net(g))(network, PrototypeGraph(*(jnp.asarray(a) for a in proto)))
+    per_node = _per_node(network, PrototypeGraph(*(jnp.asarray(a) for a in proto)))
     return np.asarray(per_node)[proto.element_node][:, None].astype(np.float64)
