@@ -208,7 +208,9 @@ def test_data_changed_in_place_is_read_again_by_a_model_that_needs_concrete_data
         numpyro.sample("y", dist.Normal(mu[group], 1.0), obs=y)
 
     group, y = np.array([0, 0, 1, 1]), np.array([1.0, 1.0, 2.0, 2.0])
-    settings = dict(method="cp", kernel="nuts", num_chains=2, num_warmup=200, num_samples=200, progress=False)
+    # Fixed-L HMC and a short fit: what is checked is which data the programs read, not the sampler.
+    settings = dict(method="cp", kernel="hmc", num_leapfrog=4, num_chains=2, num_warmup=200, num_samples=200,
+                    vi_config=TINY_VI, progress=False)
     first = ar.infer(model, group, y, **settings)
     y[:] = [100.0, 100.0, 200.0, 200.0]
     second = ar.infer(model, group, y, **settings)
@@ -229,7 +231,8 @@ def test_a_model_reading_a_global_sees_it_reassigned():
         mu = numpyro.sample("mu", dist.Normal(0.0, 100.0))
         numpyro.sample("y", dist.Normal(mu, 1.0), obs=OBSERVED)
 
-    settings = dict(method="ncp", kernel="nuts", num_chains=2, num_warmup=200, num_samples=200, progress=False)
+    settings = dict(method="ncp", kernel="hmc", num_leapfrog=4, num_chains=2, num_warmup=200, num_samples=200,
+                    vi_config=TINY_VI, progress=False)
     means = []
     for value in (0.0, 50.0):
         OBSERVED = np.full(3, value)
@@ -418,9 +421,10 @@ def test_a_scalar_init_value_for_a_vector_site_that_is_not_rewritten_is_broadcas
             theta = numpyro.sample("theta", dist.Normal(mu, tau))
         numpyro.sample("y", dist.Normal(theta + beta, 1.0), obs=y)
 
-    result = ar.infer(model, np.array([1.0, 2.0, 3.0]), method="ncp", kernel="nuts", num_chains=2, num_warmup=100,
-                      num_samples=100, progress=False, init_strategy=init_to_value(values={"beta": 0.5}))
-    assert result.samples["beta"].shape == (2, 100, 3)
+    result = ar.infer(model, np.array([1.0, 2.0, 3.0]), method="ncp", kernel="hmc", num_leapfrog=2, num_chains=2,
+                      num_warmup=20, num_samples=20, vi_config=TINY_VI, progress=False,
+                      init_strategy=init_to_value(values={"beta": 0.5}))
+    assert result.samples["beta"].shape == (2, 20, 3)
 
 
 def test_the_summary_of_a_model_with_a_fully_masked_latent():
