@@ -26,12 +26,13 @@ from autoreparam.vi.vip import run_vip
 SHORT_VI = VIConfig(num_steps=500, num_samples=32, learning_rates=(0.05, 0.2), final_num_samples=256, progress=False)
 SLOW = pytest.mark.slow
 CASES = [
-    "eight_schools",
-    pytest.param("neals_funnel", marks=SLOW),  # the funnel's geometry is in CI through funnel_with_observation
-    # 22 s and 27 s of a suite over its 15-minute budget (2026-12-02): eight schools keeps NCP-vs-VIP
-    # agreement in CI, and tests/mcmc/test_samplers.py checks NCP and VIP on Neal's funnel and the
-    # Section 3 model against their exact posteriors.
-    pytest.param("funnel_with_observation", marks=SLOW),
+    # 18 s under CI's load, and make test was over its 15-minute budget (2026-12-03). A statistical test,
+    # so it runs with -m slow like the others; in CI, tests/mcmc/test_samplers.py checks NCP and VIP
+    # against exact posteriors (Neal's funnel, the Section 3 model) and test_compare.py runs both on
+    # eight schools.
+    pytest.param("eight_schools", marks=SLOW),
+    pytest.param("neals_funnel", marks=SLOW),
+    pytest.param("funnel_with_observation", marks=SLOW),  # 22 s (2026-12-02)
     pytest.param("gaussian_section3", marks=SLOW),
     pytest.param("electric", marks=SLOW),  # 16 s; crossed effects stay in CI through the zoo's other tests
     pytest.param("radon_mn", marks=SLOW),  # 40 s; the real data's programs stay in CI through test_models
