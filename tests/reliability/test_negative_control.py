@@ -71,7 +71,10 @@ def test_the_same_model_gets_the_same_rewritten_model_so_its_programs_compile_on
     first, _ = wrong_jacobian_model(model, (), {"y": y})
     again, _ = wrong_jacobian_model(model, (), {"y": -y})
     assert again is first
-    run = dict(method="cp", num_chains=1, num_warmup=20, num_samples=20, progress=False, y=y)
+    # One fixed L and a short fit: the leapfrog oracle's pilots and the full fit compiled nothing more.
+    run = dict(method="cp", num_chains=1, num_warmup=20, num_samples=20, num_leapfrog=2, progress=False, y=y,
+               vi_config=ar.VIConfig(num_steps=20, num_samples=4, learning_rates=(0.1,), final_num_samples=16,
+                                     progress=False))
     ar.infer(first, seed=0, **run)
     compiled = PROGRAMS.num_compilations
     ar.infer(again, seed=1, **run)
