@@ -30,9 +30,9 @@ demo: install
 	$(VENV)/bin/autoreparam compare eight_schools
 
 # One worker per core (at most four), each test file on one worker so that its shared runs
-# (module fixtures) are computed once. Three clean clones on 2026-12-02: 712, 794 and 715 s of tests
-# (754, 842 and 763 s with the install), 1,499 to 1,502 passed; the same day 931 s and 1,028 s in a worktree: the 15-minute budget holds,
-# with little margin on a loaded machine.
+# (module fixtures) are computed once. Clean clones: 712 to 794 s of tests on 2026-12-02; 948 s at
+# bad980d and 911 s at b1ffbfa (966 s with the install) on 2026-12-03. Three workers on two cores gain
+# nothing (158 s against 155 s on eight files); about three quarters of the time is XLA compilation.
 test: install
 	JAX_PLATFORMS=cpu $(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadfile
 
