@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import equinox as eqx
@@ -134,3 +135,14 @@ def test_training_that_diverges_stops_and_keeps_the_last_checkpoint(graphs, tmp_
     with pytest.raises(DataError, match="diverged at step 7 .*last checkpoint"):
         trainer.run(progress=False)
     assert json.loads((tmp_path / "checkpoint.json").read_text())["step"] == 5
+
+
+def test_a_second_trainer_of_another_seed_compiles_no_step_program(graphs, uninterrupted, tmp_path):
+    """The jitted steps take the optimiser as a static argument, hashed by its functions: a fresh
+    optimiser per Trainer compiled the step again for every resume and every training seed."""
+    from tests.conftest import XlaCompilations
+
+    trainer = T.Trainer(_items(graphs, 0.9), tmp_path, dataclasses.replace(CONFIG, seed=1), {})
+    with XlaCompilations() as compilations:
+        trainer.run(progress=False)
+    assert not [m for m in compilations.messages if "_regression_step" in m], compilations.messages
