@@ -66,6 +66,7 @@ def test_the_same_model_gets_the_same_rewritten_model_so_its_programs_compile_on
     the control's sampler again every time (4 s per replication of the funnel)."""
     import autoreparam as ar
     from autoreparam.mcmc.programs import PROGRAMS
+    from tests.hostile_models import VI as TINY_FIT
 
     y = jnp.array([0.5, -1.0, 2.0])
     first, _ = wrong_jacobian_model(model, (), {"y": y})
@@ -73,8 +74,7 @@ def test_the_same_model_gets_the_same_rewritten_model_so_its_programs_compile_on
     assert again is first
     # One fixed L and a short fit: the leapfrog oracle's pilots and the full fit compiled nothing more.
     run = dict(method="cp", num_chains=1, num_warmup=20, num_samples=20, num_leapfrog=2, progress=False, y=y,
-               vi_config=ar.VIConfig(num_steps=20, num_samples=4, learning_rates=(0.1,), final_num_samples=16,
-                                     progress=False))
+               vi_config=TINY_FIT)
     ar.infer(first, seed=0, **run)
     compiled = PROGRAMS.num_compilations
     ar.infer(again, seed=1, **run)

@@ -13,8 +13,8 @@ from autoreparam.reliability.methods import RunSettings, method_specs
 from autoreparam.reliability.models import MODEL_NAMES, sbc_models
 from autoreparam.reliability.ranks import NUM_THINNED
 from autoreparam.reliability.sbc import cell_ranks, plan_tasks, run_sbc, stable_seed, summarise
-from tests.conftest import XlaCompilations
 from autoreparam.reliability.statistics import calibration
+from tests.conftest import XlaCompilations
 
 TINY = RunSettings(num_chains=2, num_warmup=100, num_samples=100)
 
