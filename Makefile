@@ -30,9 +30,10 @@ demo: install
 	$(VENV)/bin/autoreparam compare eight_schools
 
 # One worker per core (at most four), each test file on one worker so that its shared runs
-# (module fixtures) are computed once. Clean clones: 712 to 794 s of tests on 2026-12-02; 948 s at
-# bad980d and 911 s at b1ffbfa (966 s with the install) on 2026-12-03. Three workers on two cores gain
-# nothing (158 s against 155 s on eight files); about three quarters of the time is XLA compilation.
+# (module fixtures) are computed once. About three quarters of the time is XLA compilation, so the
+# workers share one fresh persistent compilation cache (tests/conftest.py; AUTOREPARAM_TEST_SHARED_CACHE=0
+# switches it off): a clean clone on 2026-12-03 took 785 s of tests (841 s with the install) against
+# 890 s without it. Three workers on two cores gain nothing (158 s against 155 s on eight files).
 test: install
 	JAX_PLATFORMS=cpu $(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadfile
 

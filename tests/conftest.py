@@ -2,6 +2,7 @@
 
 Set AUTOREPARAM_TEST_X64=1 to run the whole suite in double precision. Tests that need float64
 (e.g. log-density identities to 1e-6) enter ``jax.enable_x64(True)`` themselves.
+AUTOREPARAM_TEST_SHARED_CACHE=0 compiles every program in every worker (no shared persistent cache).
 """
 
 from __future__ import annotations
@@ -18,6 +19,30 @@ import pytest  # noqa: E402
 
 if os.environ.get("AUTOREPARAM_TEST_X64") == "1":
     jax.config.update("jax_enable_x64", True)
+
+# One persistent compilation cache for this run, in a fresh temporary folder shared by the xdist
+# workers (they inherit the controller's environment): XLA compilation is about three quarters of the
+# suite's time, and files on different workers compile the same programs (the zoo models, the same
+# small test models written twice). A new folder per run, so a run never reads an earlier run's
+# executables; removed at the end. JAX still logs "Compiling ..." on a cache hit, so the tests that
+# count compilations (XlaCompilations) count the same. Not through AUTOREPARAM_COMPILATION_CACHE: the
+# suite must not write to the user's cache, and subprocesses (the cache's own tests) must not inherit it.
+_SUITE_CACHE = "AUTOREPARAM_TEST_JAX_CACHE"
+if os.environ.get("AUTOREPARAM_TEST_SHARED_CACHE", "1") != "0":
+    if _SUITE_CACHE not in os.environ:
+        import tempfile
+
+        os.environ[_SUITE_CACHE] = tempfile.mkdtemp(prefix="autoreparam-suite-jax-cache-")
+        _OWNS_SUITE_CACHE = True
+    jax.config.update("jax_compilation_cache_dir", os.environ[_SUITE_CACHE])
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.3)
+
+
+def pytest_unconfigure(config):
+    if globals().get("_OWNS_SUITE_CACHE") and not hasattr(config, "workerinput"):
+        import shutil
+
+        shutil.rmtree(os.environ.pop(_SUITE_CACHE), ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):
