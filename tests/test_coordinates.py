@@ -305,6 +305,27 @@ def test_init_values_by_original_name_map_into_every_parameterisation():
                 np.testing.assert_allclose(back[name], init[name], rtol=1e-12, atol=1e-12)
 
 
+def test_the_compiled_start_vector_is_the_map_and_serves_every_centring_and_data():
+    from autoreparam.mcmc.programs import PROGRAMS
+
+    sigma = jnp.array([15.0, 10, 16, 11, 9, 11, 10, 18])
+    y = jnp.array([28.0, 8, -3, 7, -1, 1, 18, 12])
+    plan = select_sites(analyse_model(eight_schools, sigma, y), "all")
+    coords = Coordinates(eight_schools, (sigma, y), {}, plan)
+    given = {"mu": jnp.asarray(4.0), "log_tau": jnp.asarray(1.2), "theta": jnp.linspace(-3.0, 12.0, 8)}
+    coords.start_vector(given, Parameterisation.centred(plan))
+    first = PROGRAMS.num_compilations  # after the first call (another test may have compiled it already)
+    for lam in (0.0, 0.3, 1.0):
+        param = Parameterisation.tied(plan, lam)
+        np.testing.assert_allclose(coords.start_vector(given, param), coords.ravel(coords.from_original(given, param)),
+                                   rtol=1e-6)
+    # Other centrings and new data of the same shapes run the same executable.
+    Coordinates(eight_schools, (sigma * 2, y), {}, plan).start_vector(given, Parameterisation.tied(plan, 0.5))
+    assert PROGRAMS.num_compilations == first
+    with pytest.raises(ArgumentError, match="'log_tau'"):
+        coords.start_vector({"mu": 1.0, "theta": given["theta"]}, Parameterisation.centred(plan))
+
+
 def test_init_to_value_for_some_sites_keeps_them():
     sigma = jnp.array([15.0, 10, 16, 11, 9, 11, 10, 18])
     structure = analyse_model(eight_schools, sigma)

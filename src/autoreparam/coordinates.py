@@ -32,6 +32,7 @@ from numpyro.infer.util import potential_energy
 from numpyro.primitives import Messenger
 
 from autoreparam.errors import ArgumentError
+from autoreparam.mcmc.programs import PROGRAMS
 from autoreparam.model_data import ModelData
 from autoreparam.reparam.handlers import FoldSampleShape, aux_name, decentre_site, reparameterise
 from autoreparam.reparam.in_scan import step_slice
@@ -280,6 +281,27 @@ class Coordinates:
         """Constrained original values (e.g. a user's ``init_to_value``) to coordinates ``u``."""
         self._check(z, "values")
         return self._from(z, param, constrained=True)[0]
+
+    def start_vector(self, z: dict, param: Parameterisation) -> jax.Array:
+        """``ravel(from_original(z, param))``, the flat start of a fit or a sampler, in one compiled program.
+
+        Compiled, not run op by op: the first eager pass through a model compiles every primitive it
+        meets on its own, 0.9 s (eight schools) to 1.7 s (radon MN) of a first ``infer`` call, against
+        0.05 to 0.07 s for this program. Data and parameterisation are runtime arguments, so one
+        executable serves every centring of a call and later calls on data of the same shapes.
+        """
+        self._check(z, "values")
+        values = {n: jnp.asarray(z[n]) for n in self.names}
+
+        def build():
+            def start(data, values, param):
+                bound = self.with_data(data)
+                return bound.ravel(bound.from_original(values, param))
+
+            return start
+
+        flat, _, _ = PROGRAMS(("start_vector", self.program_key), build, (self.data, values, param))
+        return flat
 
     def to_original(self, u: dict, param: Parameterisation) -> dict:
         """Coordinates ``u`` to the original latents in constrained space, keyed by original names."""

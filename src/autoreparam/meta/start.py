@@ -26,7 +26,7 @@ START_LABEL = "meta"
 def start_without_fit(coords: Coordinates, param: Parameterisation, init_values: dict,
                       label: str = START_LABEL) -> VIFit:
     """A pseudo-fit centred at ``init_values`` (original coordinates) with unit scales (see the docstring)."""
-    loc = np.asarray(coords.ravel(coords.from_original(init_values, param)), dtype=float_dtype())
+    loc = np.asarray(coords.start_vector(init_values, param), dtype=float_dtype())
     if not np.all(np.isfinite(loc)):
         raise ModelError("the initial values are not finite in the predicted parameterisation's coordinates; "
                          "give init_strategy= or use method='given' with a VI fit")

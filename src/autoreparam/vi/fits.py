@@ -199,7 +199,7 @@ def fit_parameterisations(
             else:
                 fixed = Parameterisation.tied(plan, start) if learned else target
             logit = _start_logit(start, fixed)
-            init_loc = coords.ravel(coords.from_original(init_values, fixed))
+            init_loc = coords.start_vector(init_values, fixed)
             for lr in config.learning_rates:
                 run_specs.append((name, fixed, 1.0 if learned else 0.0, lr, init_loc, logit,
                                   run_id(name, start_index)))
