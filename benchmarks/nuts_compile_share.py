@@ -17,15 +17,15 @@ Writes JSON and a markdown table.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fresh_process import run_fresh, write_report  # noqa: E402
 
 CHILD = """
 import json, sys, time, jax, jax.numpy as jnp
@@ -71,15 +71,6 @@ print(json.dumps({"dim": coords.dim, "lower": lowered_at - start, "compile": tim
 MODELS = ("eight_schools", "radon_mn", "german_credit")
 
 
-def run_child(model: str, variant: str) -> dict:
-    env = dict(os.environ, AUTOREPARAM_COMPILATION_CACHE="0", JAX_PLATFORMS="cpu")
-    out = subprocess.run([sys.executable, "-c", CHILD, model, variant], capture_output=True, text=True, env=env,
-                         timeout=600)
-    if out.returncode != 0:
-        raise RuntimeError(f"{model} {variant}: {out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(MODELS))
@@ -92,7 +83,7 @@ def main(argv=None) -> int:
     for repeat in range(args.repeats):
         for model in models:
             for variant in (("ours", "bare") if repeat % 2 == 0 else ("bare", "ours")):
-                cell = {"model": model, "variant": variant, "repeat": repeat, **run_child(model, variant)}
+                cell = {"model": model, "variant": variant, "repeat": repeat, **run_fresh(CHILD, model, variant)}
                 cells.append(cell)
                 print(f"{model} {variant} compile {cell['compile']:.2f} s (lower {cell['lower']:.2f} s)", flush=True)
     lines = ["| model | dim | ours: compile s (lower s) | bare BlackJAX NUTS: compile s (lower s) | bare / ours (compile) |",
@@ -104,11 +95,7 @@ def main(argv=None) -> int:
         lines.append(f"| {model} | {dim} | {med['ours']['compile']:.2f} ({med['ours']['lower']:.2f}) | "
                      f"{med['bare']['compile']:.2f} ({med['bare']['lower']:.2f}) | "
                      f"{med['bare']['compile'] / med['ours']['compile']:.2f} |")
-    report = {"started": started, "machine": platform.platform(), "cpus": os.cpu_count(), "repeats": args.repeats,
-              "cells": cells, "table": "\n".join(lines) + "\n"}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=1))
-    print(report["table"])
+    write_report(args.out, started, args.repeats, cells, "\n".join(lines) + "\n")
     return 0
 
 

@@ -13,15 +13,15 @@ repeat. The persistent compilation cache is off in the children. Writes JSON and
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fresh_process import run_fresh, write_report  # noqa: E402
 
 CHILD = """
 import json, sys, time, jax
@@ -47,15 +47,6 @@ print(json.dumps({"seconds": time.perf_counter() - start}))
 MODELS = ("eight_schools", "radon_mn", "radon_pa", "german_credit", "electric", "election88")
 
 
-def run_child(model: str, mode: str) -> float:
-    env = dict(os.environ, AUTOREPARAM_COMPILATION_CACHE="0", JAX_PLATFORMS="cpu")
-    out = subprocess.run([sys.executable, "-c", CHILD, model, mode], capture_output=True, text=True, env=env,
-                         timeout=600)
-    if out.returncode != 0:
-        raise RuntimeError(f"{model} {mode}: {out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])["seconds"]
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(MODELS))
@@ -63,12 +54,13 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     models = args.models.split(",")
+    started = time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())
     cells = []
     for repeat in range(args.repeats):
         for model in models:
             modes = ("eager", "compiled") if repeat % 2 == 0 else ("compiled", "eager")
             for mode in modes:
-                seconds = run_child(model, mode)
+                seconds = run_fresh(CHILD, model, mode)["seconds"]
                 cells.append({"model": model, "mode": mode, "repeat": repeat, "seconds": seconds})
                 print(f"{model} {mode} {seconds:.3f} s", flush=True)
     lines = ["| model | op by op (s) | compiled (s) | saved (s) |", "|---|---|---|---|"]
@@ -76,11 +68,7 @@ def main(argv=None) -> int:
         med = {m: float(np.median([c["seconds"] for c in cells if c["model"] == model and c["mode"] == m]))
                for m in ("eager", "compiled")}
         lines.append(f"| {model} | {med['eager']:.2f} | {med['compiled']:.2f} | {med['eager'] - med['compiled']:.2f} |")
-    report = {"finished": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime()), "machine": platform.platform(),
-              "cpus": os.cpu_count(), "repeats": args.repeats, "cells": cells, "table": "\n".join(lines) + "\n"}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=1))
-    print(report["table"])
+    write_report(args.out, started, args.repeats, cells, "\n".join(lines) + "\n")
     return 0
 
 
