@@ -7,12 +7,26 @@ its last line prints.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
 import subprocess
 import sys
 from pathlib import Path
+
+
+# The start of a child that times something on a zoo model: argv[1] names the model, argv[2] the variant.
+ZOO_MODEL = """
+import json, sys, time, jax, jax.numpy as jnp
+import autoreparam as ar
+from autoreparam.models import load
+from autoreparam.reparam.parameterisation import Parameterisation
+name, variant = sys.argv[1], sys.argv[2]
+p = load(name)
+plan = ar.select_sites(ar.analyse_model(p.model, *p.args, **p.kwargs))
+coords = ar.Coordinates(p.model, p.args, p.kwargs, plan)
+"""
 
 
 def run_fresh(child: str, *argv: str, timeout: float = 600) -> dict:
@@ -32,3 +46,27 @@ def write_report(path: Path, started: str, repeats: int, cells: list[dict], tabl
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=1))
     print(table)
+
+
+def parse_args(doc: str, models: tuple, argv=None) -> argparse.Namespace:
+    """``--models`` (comma-separated), ``--repeats`` and ``--out``, the options every such script takes."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--models", default=",".join(models))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    args.models = args.models.split(",")
+    return args
+
+
+def alternating_cells(child: str, models: list, variants: tuple, repeats: int) -> list[dict]:
+    """One fresh process per (repeat, model, variant), the variants' order reversed every other repeat
+    so that drift in the machine's load hits each alike; each cell is the child's JSON plus its names."""
+    cells = []
+    for repeat in range(repeats):
+        for model in models:
+            for variant in (variants if repeat % 2 == 0 else variants[::-1]):
+                cell = {"model": model, "variant": variant, "repeat": repeat, **run_fresh(child, model, variant)}
+                cells.append(cell)
+                print(json.dumps(cell), flush=True)
+    return cells

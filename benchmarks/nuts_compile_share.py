@@ -16,29 +16,19 @@ Writes JSON and a markdown table.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fresh_process import run_fresh, write_report  # noqa: E402
+from fresh_process import ZOO_MODEL, alternating_cells, parse_args, write_report  # noqa: E402
 
-CHILD = """
-import json, sys, time, jax, jax.numpy as jnp
-import autoreparam as ar
-from autoreparam.models import load
+CHILD = ZOO_MODEL + """
 from autoreparam.mcmc.config import NUTSConfig
 from autoreparam.mcmc.segments import SegmentSampler
 from autoreparam.precision import float_dtype
-from autoreparam.reparam.parameterisation import Parameterisation
-name, variant = sys.argv[1], sys.argv[2]
-p = load(name)
-plan = ar.select_sites(ar.analyse_model(p.model, *p.args, **p.kwargs))
-coords = ar.Coordinates(p.model, p.args, p.kwargs, plan)
 chains, length = 4, 50
 if variant == "ours":
     sampler = SegmentSampler(coords, NUTSConfig(), length)
@@ -72,20 +62,10 @@ MODELS = ("eight_schools", "radon_mn", "german_credit")
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default=",".join(MODELS))
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
-    models = args.models.split(",")
+    args = parse_args(__doc__, MODELS, argv)
+    models = args.models
     started = time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())
-    cells = []
-    for repeat in range(args.repeats):
-        for model in models:
-            for variant in (("ours", "bare") if repeat % 2 == 0 else ("bare", "ours")):
-                cell = {"model": model, "variant": variant, "repeat": repeat, **run_fresh(CHILD, model, variant)}
-                cells.append(cell)
-                print(f"{model} {variant} compile {cell['compile']:.2f} s (lower {cell['lower']:.2f} s)", flush=True)
+    cells = alternating_cells(CHILD, models, ("ours", "bare"), args.repeats)
     lines = ["| model | dim | ours: compile s (lower s) | bare BlackJAX NUTS: compile s (lower s) | bare / ours (compile) |",
              "|---|---|---|---|---|"]
     for model in models:
