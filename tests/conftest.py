@@ -24,22 +24,32 @@ if os.environ.get("AUTOREPARAM_TEST_X64") == "1":
 # workers (they inherit the controller's environment): XLA compilation is about three quarters of the
 # suite's time, and files on different workers compile the same programs (the zoo models, the same
 # small test models written twice). A new folder per run, so a run never reads an earlier run's
-# executables; removed at the end. JAX still logs "Compiling ..." on a cache hit, so the tests that
-# count compilations (XlaCompilations) count the same. Not through AUTOREPARAM_COMPILATION_CACHE: the
-# suite must not write to the user's cache, and subprocesses (the cache's own tests) must not inherit it.
+# executables; removed at the end (a folder given in AUTOREPARAM_TEST_JAX_CACHE is used and kept).
+# JAX still logs "Compiling ..." on a cache hit, so the tests that count compilations (XlaCompilations)
+# count the same. Not through AUTOREPARAM_COMPILATION_CACHE: the suite must not write to the user's
+# cache, and subprocesses (the cache's own tests) must not inherit it.
 _SUITE_CACHE = "AUTOREPARAM_TEST_JAX_CACHE"
-if os.environ.get("AUTOREPARAM_TEST_SHARED_CACHE", "1") != "0":
+
+
+def pytest_configure(config):
+    """Made here, not at import: a command-line error exits before configure, and left an empty folder."""
+    if os.environ.get("AUTOREPARAM_TEST_SHARED_CACHE", "1") == "0":
+        return
     if _SUITE_CACHE not in os.environ:
         import tempfile
 
         os.environ[_SUITE_CACHE] = tempfile.mkdtemp(prefix="autoreparam-suite-jax-cache-")
-        _OWNS_SUITE_CACHE = True
+        config.autoreparam_owns_suite_cache = True
     jax.config.update("jax_compilation_cache_dir", os.environ[_SUITE_CACHE])
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.3)
+    # A size bound switches on JAX's file lock around reads and writes: without it one worker could read
+    # an entry another was still writing, and JAX's "Error reading persistent compilation cache entry"
+    # warning is an error in this suite (found in review; jax-ml/jax#22718). 16 GiB: never evicts here.
+    jax.config.update("jax_compilation_cache_max_size", 16 * 2**30)
 
 
 def pytest_unconfigure(config):
-    if globals().get("_OWNS_SUITE_CACHE") and not hasattr(config, "workerinput"):
+    if getattr(config, "autoreparam_owns_suite_cache", False) and not hasattr(config, "workerinput"):
         import shutil
 
         shutil.rmtree(os.environ.pop(_SUITE_CACHE), ignore_errors=True)
