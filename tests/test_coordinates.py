@@ -29,7 +29,7 @@ from numpyro.infer import init_to_value
 from numpyro.infer.util import log_density
 
 from autoreparam.coordinates import Coordinates
-from autoreparam.errors import ArgumentError, ModelError
+from autoreparam.errors import ArgumentError, ModelError, SiteError
 from autoreparam.initial import initial_values
 from autoreparam.models import eight_schools
 from autoreparam.reparam.families import FAMILIES, find_family
@@ -324,6 +324,9 @@ def test_the_compiled_start_vector_is_the_map_and_serves_every_centring_and_data
     assert PROGRAMS.num_compilations == first
     with pytest.raises(ArgumentError, match="'log_tau'"):
         coords.start_vector({"mu": 1.0, "theta": given["theta"]}, Parameterisation.centred(plan))
+    # Traced, NumPyro checks no argument: a NaN came back as a NaN start instead of an error.
+    with pytest.raises(SiteError, match="'mu'.*not finite"):
+        coords.start_vector({**given, "mu": jnp.nan}, Parameterisation.centred(plan))
 
 
 def test_init_to_value_for_some_sites_keeps_them():

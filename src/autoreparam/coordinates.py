@@ -31,7 +31,7 @@ from numpyro.distributions import biject_to
 from numpyro.infer.util import potential_energy
 from numpyro.primitives import Messenger
 
-from autoreparam.errors import ArgumentError
+from autoreparam.errors import ArgumentError, SiteError
 from autoreparam.mcmc.programs import PROGRAMS
 from autoreparam.model_data import ModelData
 from autoreparam.reparam.handlers import FoldSampleShape, aux_name, decentre_site, reparameterise
@@ -301,6 +301,13 @@ class Coordinates:
             return start
 
         flat, _, _ = PROGRAMS(("start_vector", self.program_key), build, (self.data, values, param))
+        # Traced, NumPyro's argument checks do not run, so a value outside its site's support (a NaN, a
+        # negative scale) came back as NaN where the eager map raised (found in review): name the site.
+        if not bool(jnp.all(jnp.isfinite(flat))):
+            bad = next(n for n, u in self.unravel(flat).items() if not bool(jnp.all(jnp.isfinite(u))))
+            raise SiteError(bad, "the start values are not finite in this parameterisation's coordinates: give "
+                            "finite values inside each site's support (e.g. a positive scale) with init_strategy=, "
+                            "or another parameterisation")
         return flat
 
     def to_original(self, u: dict, param: Parameterisation) -> dict:

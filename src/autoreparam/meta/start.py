@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 from autoreparam.coordinates import Coordinates
-from autoreparam.errors import ModelError
 from autoreparam.precision import float_dtype
 from autoreparam.reparam.parameterisation import Parameterisation
 from autoreparam.vi.fits import VIFit
@@ -26,10 +25,8 @@ START_LABEL = "meta"
 def start_without_fit(coords: Coordinates, param: Parameterisation, init_values: dict,
                       label: str = START_LABEL) -> VIFit:
     """A pseudo-fit centred at ``init_values`` (original coordinates) with unit scales (see the docstring)."""
+    # `start_vector` raises, naming the site, where the values are not finite in these coordinates.
     loc = np.asarray(coords.start_vector(init_values, param), dtype=float_dtype())
-    if not np.all(np.isfinite(loc)):
-        raise ModelError("the initial values are not finite in the predicted parameterisation's coordinates; "
-                         "give init_strategy= or use method='given' with a VI fit")
     return VIFit(label=label, parameterisation=param, loc=loc, scale=np.ones_like(loc), elbo=float("nan"),
                  elbo_se=float("nan"), learning_rate=0.0, window_mean=float("nan"), trace=np.zeros(0))
 
