@@ -303,8 +303,9 @@ class Coordinates:
         flat, _, _ = PROGRAMS(("start_vector", self.program_key), build, (self.data, values, param))
         # Traced, NumPyro's argument checks do not run, so a value outside its site's support (a NaN, a
         # negative scale) came back as NaN where the eager map raised (found in review): name the site.
-        if not bool(jnp.all(jnp.isfinite(flat))):
-            bad = next(n for n, u in self.unravel(flat).items() if not bool(jnp.all(jnp.isfinite(u))))
+        # Checked on the host: jnp.isfinite compiled two small programs of their own on a first call.
+        if not np.all(np.isfinite(np.asarray(flat))):
+            bad = next(n for n, u in self.unravel(flat).items() if not np.all(np.isfinite(np.asarray(u))))
             raise SiteError(bad, "the start values are not finite in this parameterisation's coordinates: give "
                             "finite values inside each site's support (e.g. a positive scale) with init_strategy=, "
                             "or another parameterisation")

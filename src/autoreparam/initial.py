@@ -157,6 +157,7 @@ def _values(model, model_args, model_kwargs, names, strategy, seed) -> tuple[dic
     except Exception as error:  # noqa: BLE001 - re-raised as an autoreparam error naming the model
         raise model_failure(model, error) from error
     for n, val in values.items():
-        if not bool(jnp.all(jnp.isfinite(val))):
+        # On the host: jnp.isfinite compiled two small programs per site shape on a first call.
+        if not np.all(np.isfinite(np.asarray(val))):
             raise SiteError(n, "the init strategy gave non-finite initial values; give finite values in the support")
     return values, float(total), free
