@@ -63,6 +63,14 @@ def segment_plan(codes: np.ndarray, stages: np.ndarray, length: int) -> list[tup
     return [(codes[i:i + length], stages[i:i + length]) for i in range(0, len(codes), length)]
 
 
+
+@partial(jax.jit, static_argnums=1)
+def _chain_keys(key, num_chains: int):
+    """The warm-up's and the draws' key per chain, as one small program: run op by op, its splits
+    compiled one by one on a process's first call (0.25 s). The same keys as the ops would give."""
+    warm_key, sample_key = jax.random.split(key)
+    return jax.random.split(warm_key, num_chains), jax.random.split(sample_key, num_chains)
+
 class CycleSampler:
     """HMC (one space) or iHMC (several spaces) for one model; compile once, run many times."""
 
@@ -216,9 +224,7 @@ class CycleSampler:
             if self.config.step_size_rule == "window":  # dual averaging finds its own; start no larger than 1
                 starts = [min(1.0, e) for e in starts]
             init_log_step = jnp.log(jnp.array([starts] * num_chains))
-        warm_key, sample_key = jax.random.split(jax.random.PRNGKey(seed))
-        warm_keys = jax.random.split(warm_key, num_chains)
-        sample_keys = jax.random.split(sample_key, num_chains)
+        warm_keys, sample_keys = _chain_keys(jax.random.PRNGKey(seed), num_chains)
         log_steps = jnp.asarray(init_log_step, dtype=positions.dtype)
         states, adapt = self._blank_chains(positions, inverse_mass, log_steps)
         positions, inverse_mass, warm_keys, sample_keys, log_steps, states, adapt = shard_chains(
