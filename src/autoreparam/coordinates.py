@@ -287,7 +287,7 @@ class Coordinates:
 
         Compiled, not run op by op: the first eager pass through a model compiles every primitive it
         meets on its own, 0.9 s (eight schools) to 1.7 s (radon MN) of a first ``infer`` call, against
-        0.05 to 0.07 s for this program. Data and parameterisation are runtime arguments, so one
+        0.06 to 0.08 s for this program (benchmarks/start_vector.py). Data and parameterisation are runtime arguments, so one
         executable serves every centring of a call and later calls on data of the same shapes.
         """
         self._check(z, "values")

@@ -63,13 +63,13 @@ def segment_plan(codes: np.ndarray, stages: np.ndarray, length: int) -> list[tup
     return [(codes[i:i + length], stages[i:i + length]) for i in range(0, len(codes), length)]
 
 
-
 @partial(jax.jit, static_argnums=1)
 def _chain_keys(key, num_chains: int):
     """The warm-up's and the draws' key per chain, as one small program: run op by op, its splits
     compiled one by one on a process's first call (0.25 s). The same keys as the ops would give."""
     warm_key, sample_key = jax.random.split(key)
     return jax.random.split(warm_key, num_chains), jax.random.split(sample_key, num_chains)
+
 
 class CycleSampler:
     """HMC (one space) or iHMC (several spaces) for one model; compile once, run many times."""
