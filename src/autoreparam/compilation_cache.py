@@ -9,6 +9,11 @@ Off switch: ``AUTOREPARAM_COMPILATION_CACHE=0`` (or ``off``, ``false``, ``no``, 
 ``autoreparam.compilation_cache.disable()`` before the first ``infer``. ``AUTOREPARAM_CACHE_DIR``
 moves it (default: ``$XDG_CACHE_HOME/autoreparam/jax`` or ``~/.cache/autoreparam/jax``). A cache
 directory the user already gave JAX (``jax_compilation_cache_dir``) is left as it is.
+
+It has no size bound (delete the folder to free its space): a bound makes JAX lock the folder, which
+only processes running at the same time need, and scan it on every write (benchmarks/cache_lock_cost.py).
+Workers that share one folder and compile the same programs take the bound (`adopt_bound`,
+``reliability.runner.worker_environment``).
 """
 
 from __future__ import annotations
@@ -20,6 +25,11 @@ from pathlib import Path
 import jax
 
 _STATE = {"decided": False, "enabled": False, "path": None}
+# A size bound far above any cache we write, so nothing is evicted: set only because with a bound JAX's
+# LRUCache takes a file lock around each read and write (jax/_src/lru_cache.py); without one it writes
+# entries in place, and a second process can read half a file ("Error reading persistent compilation
+# cache entry") and compile again. The lock's cost: benchmarks/cache_lock_cost.py.
+SHARED_CACHE_MAX_BYTES = 16 * 2**30
 OFF_VALUES = ("0", "off", "false", "no", "n", "none", "disable", "disabled")
 ON_VALUES = ("", "1", "on", "true", "yes", "y", "enable", "enabled")
 
@@ -31,6 +41,31 @@ def default_path() -> Path:
         return Path(root).expanduser().resolve() / "jax"
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "autoreparam" / "jax"
+
+
+def adopt_bound(folder: str | os.PathLike) -> int:
+    """Give every entry of a cache folder written without a size bound the access-time file that JAX's
+    bounded ``LRUCache`` reads for each entry on every write; returns how many it wrote.
+
+    Without them, a bounded cache on a folder an unbounded one filled fails every write with a
+    ``FileNotFoundError`` on ``<key>-atime`` (seen as "Error writing persistent compilation cache entry").
+    The time written is the entry's modification time, the format is JAX's (8 bytes, little-endian
+    nanoseconds). A missing folder has nothing to adopt.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        return 0
+    written = 0
+    for entry in folder.glob("*-cache"):
+        atime = entry.with_name(entry.name.removesuffix("-cache") + "-atime")
+        if atime.exists():
+            continue
+        try:
+            atime.write_bytes(entry.stat().st_mtime_ns.to_bytes(8, "little"))
+        except FileNotFoundError:  # evicted or replaced by another process meanwhile
+            continue
+        written += 1
+    return written
 
 
 def disable() -> None:

@@ -111,3 +111,41 @@ def test_the_compilation_cache_s_off_switch_holds_in_the_workers(tmp_path, monke
     assert "JAX_COMPILATION_CACHE_DIR" not in env and env["AUTOREPARAM_COMPILATION_CACHE"] == "off"
     monkeypatch.delenv("AUTOREPARAM_COMPILATION_CACHE")
     assert "JAX_COMPILATION_CACHE_DIR" in worker_environment(tmp_path / "cache")
+
+
+def test_replicating_workers_share_the_cache_folder_under_a_lock_even_one_an_unbounded_run_wrote(tmp_path, monkeypatch):
+    # Unbounded, JAX writes entries in place without a lock, and a worker could read another's half-written
+    # entry; bounded, every write failed on a folder an unbounded run had filled (its entries lack "-atime").
+    import os
+    import subprocess
+    import sys
+
+    from jax._src.lru_cache import LRUCache
+
+    monkeypatch.delenv("AUTOREPARAM_COMPILATION_CACHE", raising=False)  # the suite runs with it off
+    folder = tmp_path / "jax_cache"
+    folder.mkdir()
+    LRUCache(str(folder), max_size=-1).put("jit_earlier-run", b"an earlier unbounded run's entry")
+    assert "JAX_COMPILATION_CACHE_MAX_SIZE" not in worker_environment(folder)  # fuzz: distinct programs
+    env = {**os.environ, **worker_environment(folder, lock_cache=True)}
+    assert int(env["JAX_COMPILATION_CACHE_MAX_SIZE"]) >= 2**30  # a bound that evicts nothing a run writes
+    assert (folder / "jit_earlier-run-atime").exists()
+    script = "import jax, jax.numpy as jnp; jax.jit(lambda x: jnp.sin(x) * 3.0)(jnp.ones(7)).block_until_ready()"
+    run = subprocess.run([sys.executable, "-W", "error::UserWarning", "-c", script], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "persistent compilation cache" not in run.stderr, run.stderr[-2000:]
+    assert (folder / ".lockfile").exists()  # JAX locked the folder
+    written = [p for p in folder.glob("*-cache") if not p.name.startswith("jit_earlier")]
+    assert written and all(p.with_name(p.name.removesuffix("-cache") + "-atime").exists() for p in written)
+
+
+def test_adopting_a_bound_writes_each_missing_access_time_once(tmp_path):
+    from autoreparam.compilation_cache import adopt_bound
+
+    assert adopt_bound(tmp_path / "absent") == 0
+    (tmp_path / "a-cache").write_bytes(b"x")
+    (tmp_path / "b-cache").write_bytes(b"y")
+    (tmp_path / "b-atime").write_bytes((7).to_bytes(8, "little"))
+    assert adopt_bound(tmp_path) == 1 and adopt_bound(tmp_path) == 0
+    assert int.from_bytes((tmp_path / "a-atime").read_bytes(), "little") == (tmp_path / "a-cache").stat().st_mtime_ns
+    assert (tmp_path / "b-atime").read_bytes() == (7).to_bytes(8, "little")  # an existing one is kept

@@ -13,7 +13,11 @@ closed-over data hoisted out of the compiled programs as arguments
 (``JAX_USE_SIMPLIFIED_JAXPR_CONSTANTS``), and a persistent compilation cache. Replications of a
 model differ only in their data, so from the second one on every XLA program comes from the cache:
 measured on eight schools, NCP-HMC, 22 s per replication without it and 6 s with it (2-core
-machine), with bitwise-identical draws.
+machine), with bitwise-identical draws. Workers that replicate one model (``sbc``) share that folder
+under a size bound far above what a run writes, only so that JAX locks it: unbounded, one worker
+could read another's half-written entry. The lock makes each write scan the folder, 27 ms at 1,000
+entries and 0.55 s at 20,000 (benchmarks/cache_lock_cost.py), so ``fuzz``, whose workers compile
+distinct programs (about 30 entries each), goes without it.
 """
 
 from __future__ import annotations
@@ -25,14 +29,21 @@ from pathlib import Path
 from typing import Callable
 
 from autoreparam.benchmark.store import ResultStore
-from autoreparam.compilation_cache import switched_off
+from autoreparam.compilation_cache import SHARED_CACHE_MAX_BYTES, adopt_bound, switched_off
 from autoreparam.mcmc.programs import release_compiled_programs
 from autoreparam.progress import task_bar
 from autoreparam.ray_address import check_reachable
 
 
-def worker_environment(cache_dir: str | os.PathLike | None, fast_compile: bool = False) -> dict[str, str]:
-    """Environment variables for a worker process (they must be set before JAX is imported)."""
+def worker_environment(cache_dir: str | os.PathLike | None, fast_compile: bool = False,
+                       lock_cache: bool = False) -> dict[str, str]:
+    """Environment variables for a worker process (they must be set before JAX is imported).
+
+    ``lock_cache``: the workers compile the same programs (replications of a model, as in ``sbc``), so
+    they would race on the same entries; give the cache folder a size bound that makes JAX lock it.
+    Off for workers that compile distinct programs (``fuzz``): there a race is rare, and the lock's
+    scan of the folder on every write would grow with the thousands of entries such a run writes.
+    """
     xla = ["--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_threads=1"]
     if fast_compile:  # programs that run once: compile time dominates, so skip LLVM's optimisation
         xla.append("--xla_backend_optimization_level=0")
@@ -48,6 +59,12 @@ def worker_environment(cache_dir: str | os.PathLike | None, fast_compile: bool =
             "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
             "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
         })
+        if lock_cache:
+            # With a bound JAX locks each read and write, so no worker reads another's half-written entry
+            # and compiles again. An earlier unbounded run's entries first get the access-time files a
+            # bounded cache reads (without them every write fails with a warning).
+            adopt_bound(cache_dir)
+            env["JAX_COMPILATION_CACHE_MAX_SIZE"] = str(SHARED_CACHE_MAX_BYTES)
     # PYTHONPATH: a run from a frozen copy of the source
     for name in ("AUTOREPARAM_DATA", "PYTHONPATH", "AUTOREPARAM_COMPILATION_CACHE", "AUTOREPARAM_CACHE_DIR"):
         if name in os.environ:

@@ -92,7 +92,7 @@ def run_sbc(out, replications: int, models=MODEL_NAMES, labels=None, settings: R
     """Run (or resume) the SBC into ``out``; returns its store."""
     store = ResultStore(out)
     tasks = plan_tasks(replications, models, labels, settings, control_replications)
-    env = worker_environment(Path(out) / "jax_cache")
+    env = worker_environment(Path(out) / "jax_cache", lock_cache=True)
     run_tasks(tasks, run_replication, store, address=address, num_cpus=num_cpus, serial=serial, env=env,
               progress=progress, desc="SBC replications", deadline_minutes=deadline_minutes, max_calls=200)
     return store
