@@ -1,0 +1,74 @@
+"""Rerun a prior-check store's cells of one family with the code checked out now, beside the stored ones.
+
+    python benchmarks/fuzz_prior_rerun.py results/prior_auto_1200 --family funnel \
+        --rerun results/prior_auto_1200_funnel_rerun --num-cpus 2 \
+        --out benchmarks/results/prior_auto_funnel_rerun.json
+
+Each stored task (program, method, settings) runs again under its own key, at the seed the store's
+run had (a check's seed depends on its kind, program and method only), into a store of its own;
+so the difference is the code, not the draw. Resumable: a second call runs only what is missing.
+The JSON lists, per program and in total, the divergent transitions and the failed and flagged
+checks before (the stored cell) and after (the rerun).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+from pathlib import Path
+
+from autoreparam.benchmark.store import ResultStore
+from autoreparam.reliability.fuzz import run_fuzz_task
+from autoreparam.reliability.runner import run_tasks, worker_environment
+
+TASK_FIELDS = ("key", "kind", "seed", "program", "method", "settings")
+
+
+def _outcome(record: dict) -> dict:
+    if record["status"] != "ok":
+        return {"status": record["status"], "error": record.get("error")}
+    return {"status": "ok", "divergences": record["divergences"], "failed": record["failed"],
+            "flagged": not record["trustworthy"], "min_adjusted_p": record["min_adjusted_p"],
+            "worst": record["worst"], "ran_as": record.get("ran_as")}
+
+
+def _totals(outcomes: list[dict]) -> dict:
+    ok = [o for o in outcomes if o["status"] == "ok"]
+    return {"programs": len(outcomes), "errors": len(outcomes) - len(ok),
+            "divergences": sum(o["divergences"] for o in ok),
+            "with_divergences": sum(o["divergences"] > 0 for o in ok),
+            "failed": sum(o["failed"] for o in ok), "flagged": sum(o["flagged"] for o in ok),
+            "silent_failures": sum(o["failed"] and not o["flagged"] for o in ok)}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("store", help="the prior-check store to rerun")
+    parser.add_argument("--family", required=True, help="rerun the cells of this generated family")
+    parser.add_argument("--rerun", required=True, help="store the reruns here (resumable)")
+    parser.add_argument("--num-cpus", type=int, default=1)
+    parser.add_argument("--out", required=True, help="JSON report")
+    args = parser.parse_args(argv)
+    before = {r["key"]: r for r in ResultStore(args.store).records()
+              if r.get("kind") == "prior" and r.get("family") == args.family}
+    tasks = [{field: before[key][field] for field in TASK_FIELDS} for key in sorted(before)]
+    rerun = ResultStore(args.rerun)
+    run_tasks(tasks, run_fuzz_task, rerun, num_cpus=args.num_cpus, env=worker_environment(Path(args.rerun) / "jax_cache"),
+              desc=f"rerun: {args.family}", max_calls=10)
+    after = {r["key"]: r for r in rerun.records()}
+    keys = [key for key in sorted(before) if key in after]
+    rows = [{"program": before[k]["program"], "method": before[k]["method"],
+             "before": _outcome(before[k]), "after": _outcome(after[k])} for k in keys]
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    report = {"store": args.store, "rerun": args.rerun, "family": args.family, "rerun_at_commit": commit,
+              "before": _totals([r["before"] for r in rows]), "after": _totals([r["after"] for r in rows]),
+              "changed_outcome": [r for r in rows if r["before"].get("failed") != r["after"].get("failed")],
+              "programs": rows}
+    Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
+    print(json.dumps({"before": report["before"], "after": report["after"]}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
