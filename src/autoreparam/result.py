@@ -9,7 +9,7 @@ import numpy as np
 
 from autoreparam.diagnostics.draws import element_names
 from autoreparam.diagnostics.ess import EfficiencyMetric, paper_metric
-from autoreparam.diagnostics.health import Health, assess, r_hat_text
+from autoreparam.diagnostics.health import Health, assess, near_overflow, r_hat_text
 from autoreparam.diagnostics.masked import diagnostic_views
 from autoreparam.diagnostics.standard import StandardDiagnostics, standard_diagnostics
 from autoreparam.mcmc.chains import ChainResult
@@ -70,6 +70,7 @@ def compute_diagnostics(
         kernel=chains.kernel,
         method=method,
         reparameterisable=reparameterisable,
+        extreme=near_overflow(views.standard),
     )
     space_div = None if chains.space_divergences is None else np.sum(chains.space_divergences, axis=0)
     return Diagnostics(

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from autoreparam.diagnostics.health import assess
+from autoreparam.diagnostics.health import assess, near_overflow
 from autoreparam.diagnostics.standard import standard_diagnostics
 
 
@@ -154,3 +154,26 @@ def test_a_diverging_auto_result_is_not_told_to_raise_the_acceptance_it_already_
     fixed = assess(standard, num_chains=4, num_draws=1000, divergences=12, space_labels=("ncp",), kernel="nuts",
                    method="ncp")
     assert fixed.advice.startswith("target_accept=0.99")
+
+
+def test_draws_beyond_the_square_root_of_the_float_range_are_found_by_element():
+    """Beyond sqrt(max) (1.8e19 in float32) a square overflows; infinite draws are refused elsewhere."""
+    rng = np.random.default_rng(4)
+    theta = rng.standard_normal((4, 100, 3)).astype(np.float32)
+    assert near_overflow({"theta": theta}) is None
+    theta[1, 5, 2], theta[0, 0, 0] = -2.6e37, np.inf
+    name, reach, dtype = near_overflow({"mu": np.zeros((4, 100), np.float32), "theta": theta})
+    assert (name, dtype) == ("theta[2]", np.float32) and reach == pytest.approx(2.6e37, rel=1e-6)
+    assert near_overflow({"theta": theta[..., 1:].astype(np.float64) * 1e10}) is None  # 2.6e47 is fine in float64
+
+
+def test_divergences_where_draws_near_overflow_name_the_site_and_put_x64_first(good):
+    """Fuzz program 709: NCP on ``z3 ~ N(0, exp(z2))`` diverged where ``exp(z2)`` overflows, and the
+    warning blamed the posterior's curvature and advised smaller steps, which cannot help there."""
+    extreme = ("z3", 2.6e37, np.dtype(np.float32))
+    health = assess(good, num_chains=4, num_draws=1000, divergences=40, space_labels=("ncp",), kernel="nuts",
+                    extreme=extreme)
+    assert any("z3's draws reach 2.6e+37" in w and "float32" in w for w in health.warnings)
+    assert health.advice.startswith("64-bit JAX (jax.config.update('jax_enable_x64', True)")
+    quiet = assess(good, num_chains=4, num_draws=1000, divergences=0, extreme=extreme)
+    assert quiet.trustworthy and any("z3's draws reach" in n for n in quiet.notes)

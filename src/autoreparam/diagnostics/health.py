@@ -63,6 +63,38 @@ def _worst(per_site: dict, largest: bool) -> tuple[str, float]:
     return found_name, found
 
 
+def near_overflow(samples: dict) -> tuple[str, float, np.dtype] | None:
+    """The element whose draws reach furthest beyond the square root of its float type's largest value
+    (about 1.8e19 in float32), with that magnitude and the type; None if no draw does.
+
+    Beyond it a square overflows (every normal log density squares its argument), and a value there
+    is typically a scale like ``exp(z)`` near overflowing itself: NUTS then diverges where the model's
+    own values turn infinite, which no parameterisation and no smaller step can resolve (found by
+    fuzzing: the prior of ``z3 ~ N(0, exp(z2))`` reached ``|z3| = 2.6e37`` in NCP, with 5% of its
+    transitions divergent, while the warning blamed the posterior's curvature).
+    """
+    worst, worst_ratio = None, 1.0
+    for name, values in samples.items():
+        values = np.asarray(values)
+        if values.dtype.kind != "f" or values.size == 0:
+            continue
+        magnitude = np.abs(values)
+        magnitude[~np.isfinite(magnitude)] = 0.0  # infinite draws are refused before the diagnostics
+        at = int(np.argmax(magnitude))
+        ratio = float(magnitude.flat[at]) / float(np.sqrt(np.finfo(values.dtype).max))
+        if ratio > worst_ratio:
+            element = np.unravel_index(at, values.shape)[2:]  # (chain, draw, *element)
+            label = name + (f"[{','.join(map(str, element))}]" if element else "")
+            worst, worst_ratio = (label, float(magnitude.flat[at]), values.dtype), ratio
+    return worst
+
+
+def _overflow_text(extreme: tuple[str, float, np.dtype]) -> str:
+    name, reach, dtype = extreme
+    return (f"{name}'s draws reach {reach:.2g}, beyond {np.sqrt(np.finfo(dtype).max):.2g} where a square overflows "
+            f"{np.dtype(dtype).name}, so the model's own values likely overflow near there")
+
+
 def assess(
     standard: StandardDiagnostics,
     *,
@@ -74,6 +106,7 @@ def assess(
     kernel: str = "hmc",
     method: str | None = None,
     reparameterisable: bool = True,
+    extreme: tuple[str, float, np.dtype] | None = None,
 ) -> Health:
     """Warnings and notes for one run, each a sentence that says what is wrong, and what to try.
 
@@ -82,6 +115,8 @@ def assess(
     ``space_labels``: the parameterisation of each space ("cp", "ncp", "vip"); ``kernel``: "hmc" or "nuts".
     ``method``: the method the user ran, never the advice; ``reparameterisable``: whether any latent of
     the model can be rewritten (if none, every method samples the same model).
+    ``extreme``: `near_overflow` of the draws; with divergences it is named as their likely cause, and
+    64-bit JAX comes first in the advice.
     """
     warnings, notes = [], []
     if num_chains >= 2:
@@ -112,9 +147,18 @@ def assess(
             "means and quantiles carry large Monte Carlo error."
         )
     more = _divergences(divergences, num_chains * num_draws, space_divergences, space_labels)
+    overflowing = extreme is not None and divergences > 0
+    if overflowing and more[0]:
+        more = ([f"{more[0][0][:-1]}; {_overflow_text(extreme)}, which no parameterisation or smaller step "
+                 "fixes."] + more[0][1:], more[1])
+    elif extreme is not None:
+        notes.append(f"{_overflow_text(extreme)}.")
     warnings += more[0]
     notes += more[1]
     advice = _advice(space_labels, kernel, bool(more[0]), method, reparameterisable) if warnings else ""
+    if advice and overflowing and more[0]:
+        advice = ("64-bit JAX (jax.config.update('jax_enable_x64', True) before building the model) or a model "
+                  f"whose values stay in range; else {advice}")
     return Health(tuple(warnings), tuple(notes), advice)
 
 
