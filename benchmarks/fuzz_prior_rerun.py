@@ -9,6 +9,12 @@ run had (a check's seed depends on its kind, program and method only), into a st
 so the difference is the code, not the draw. Resumable: a second call runs only what is missing.
 The JSON lists, per program and in total, the divergent transitions and the failed and flagged
 checks before (the stored cell) and after (the rerun).
+
+Other methods on the same programs: ``--methods ncp/nuts,ihmc/hmc`` plans those cells for every
+selected program (``--min-divergences N``: only programs whose stored cell diverged at least N
+times) at the seeds `autoreparam fuzz` would give them. They have no stored cell to compare with, so
+run the command twice, once under the old code (a ``git worktree`` of the older commit on
+``PYTHONPATH``) and once under the new, and pass the old rerun store as ``--compare``.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from pathlib import Path
 
 from autoreparam.benchmark.store import ResultStore
 from autoreparam.reliability.fuzz import run_fuzz_task
+from autoreparam.reliability.methods import find_spec
 from autoreparam.reliability.runner import run_tasks, worker_environment
 
 TASK_FIELDS = ("key", "kind", "seed", "program", "method", "settings")
@@ -47,21 +54,36 @@ def main(argv=None) -> int:
     parser.add_argument("store", help="the prior-check store to rerun")
     parser.add_argument("--family", required=True, help="rerun the cells of this generated family")
     parser.add_argument("--rerun", required=True, help="store the reruns here (resumable)")
+    parser.add_argument("--methods", help="comma-separated method/kernel cells to plan instead of the stored ones")
+    parser.add_argument("--min-divergences", type=int, default=0,
+                        help="only programs whose stored cell had at least this many divergent transitions")
+    parser.add_argument("--compare", help="compare with this rerun store instead of the stored cells")
     parser.add_argument("--num-cpus", type=int, default=1)
     parser.add_argument("--out", required=True, help="JSON report")
     args = parser.parse_args(argv)
     before = {r["key"]: r for r in ResultStore(args.store).records()
               if r.get("kind") == "prior" and r.get("family") == args.family}
-    tasks = [{field: before[key][field] for field in TASK_FIELDS} for key in sorted(before)]
+    chosen = [before[key] for key in sorted(before) if before[key].get("divergences", 0) >= args.min_divergences]
+    tasks = [{field: record[field] for field in TASK_FIELDS} for record in chosen]
+    if args.methods:
+        labels = [find_spec(label).label for label in args.methods.split(",")]
+        tasks = [{**task, "method": label, "key": f"prior__{task['seed']}__{task['program']:06d}__{label.replace('/', '-')}"}
+                 for task in tasks for label in labels]
+    if args.compare:
+        before = {r["key"]: r for r in ResultStore(args.compare).records()}
+    else:
+        before = {record["key"]: record for record in chosen}
     rerun = ResultStore(args.rerun)
     run_tasks(tasks, run_fuzz_task, rerun, num_cpus=args.num_cpus, env=worker_environment(Path(args.rerun) / "jax_cache"),
               desc=f"rerun: {args.family}", max_calls=10)
-    after = {r["key"]: r for r in rerun.records()}
+    planned = {task["key"] for task in tasks}
+    after = {r["key"]: r for r in rerun.records() if r["key"] in planned}
     keys = [key for key in sorted(before) if key in after]
     rows = [{"program": before[k]["program"], "method": before[k]["method"],
              "before": _outcome(before[k]), "after": _outcome(after[k])} for k in keys]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     report = {"store": args.store, "rerun": args.rerun, "family": args.family, "rerun_at_commit": commit,
+              "methods": args.methods, "min_divergences": args.min_divergences, "compare": args.compare,
               "before": _totals([r["before"] for r in rows]), "after": _totals([r["after"] for r in rows]),
               "changed_outcome": [r for r in rows if r["before"].get("failed") != r["after"].get("failed")],
               "programs": rows}
