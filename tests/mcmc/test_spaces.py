@@ -76,29 +76,27 @@ def _funnel(depth=3):
         z = numpyro.sample(f"z{level}", dist.Normal(0.0, jnp.exp(z)))
 
 
-def test_centred_gradient_loses_a_term_beyond_the_square_root_of_the_float_range():
-    """A known limit, pinned (found by fuzzing iHMC on a depth-3 funnel's prior): JAX differentiates
-    ``x / s`` in ``s`` as ``-x * s ** -2``, which underflows to 0 once ``s`` passes sqrt(float max)
-    (1.8e19 in float32). A normal density's derivative in its scale then drops ``((z - mu) / s) ** 2``,
-    the centred gradient is wrong, and transport carries the error into the non-centred half,
-    multiplied by the chain rule. If this fails JAX has changed the rule: reword
-    ``health._overflow_text`` and the finding in docs/reliability_findings.md."""
+def test_transport_stays_exact_where_the_scale_passes_the_square_root_of_the_float_range():
+    """Found by fuzzing iHMC on a depth-3 funnel's prior: JAX differentiates ``x / s`` in ``s`` as
+    ``-x * s ** -2``, which underflows once ``s`` passes sqrt(float max) (1.8e19 in float32), so the
+    centred gradient of ``z3 ~ N(0, exp(z2))`` at ``exp(z2) = 1.4e28`` lost a term and the move into the
+    non-centred half multiplied the error to about 148 (19,896 of 20,000 non-centred half-steps
+    diverged). The auxiliary densities divide stably (``families.standardised``); NumPyro's own
+    ``Normal`` still does not, which the first two lines pin."""
     def d_log_density_d_scale(s):
         z = -0.66 * s  # held fixed: the derivative in the scale alone
         return jax.grad(lambda s: dist.Normal(0.0, s).log_prob(z))(s) * s
 
-    expected = 0.66**2 - 1.0
-    assert float(d_log_density_d_scale(jnp.float32(1e10))) == pytest.approx(expected, rel=1e-5)
-    assert float(d_log_density_d_scale(jnp.float32(1e20))) == pytest.approx(-1.0, rel=1e-5)
+    assert float(d_log_density_d_scale(jnp.float32(1e10))) == pytest.approx(0.66**2 - 1.0, rel=1e-5)
+    assert float(d_log_density_d_scale(jnp.float32(1e20))) == pytest.approx(-1.0, rel=1e-5)  # JAX's rule
 
     coords = Coordinates(_funnel, (), {}, select_sites(analyse_model(_funnel), "default"))
     cp, ncp = Parameterisation.centred(coords.plan), Parameterisation.non_centred(coords.plan)
     to_ncp = make_transport(coords, cp, ncp)
-    for z2, exact in ((20.0, True), (64.8, False)):  # the funnel's last scale exp(z2): 4.9e8, 1.4e28
+    for z2 in (20.0, 64.8):  # the funnel's last scale exp(z2): 4.9e8, 1.4e28
         z = {"z0": jnp.float32(1.18), "z1": jnp.float32(5.19), "z2": jnp.float32(z2),
              "z3": jnp.float32(-0.66) * jnp.exp(jnp.float32(z2))}
         x_cp = coords.ravel(coords.from_original(z, cp))
         moved = to_ncp(bj_hmc.init(x_cp, flat_log_density(coords, cp)))
         fresh = bj_hmc.init(moved.position, flat_log_density(coords, ncp))
-        error = float(jnp.max(jnp.abs(moved.logdensity_grad - fresh.logdensity_grad)))
-        assert (error < 1e-3) if exact else (error > 10.0), (z2, error)
+        np.testing.assert_allclose(moved.logdensity_grad, fresh.logdensity_grad, atol=1e-3, err_msg=f"z2 = {z2}")

@@ -71,13 +71,11 @@ def near_overflow(samples: dict) -> tuple[str, float, np.dtype] | None:
     is typically a scale like ``exp(z)`` near overflowing itself: NUTS then diverges where the model's
     own values turn infinite, which no parameterisation and no smaller step can resolve (found by
     fuzzing: the prior of ``z3 ~ N(0, exp(z2))`` reached ``|z3| = 2.6e37`` in NCP, with 5% of its
-    transitions divergent, while the warning blamed the posterior's curvature). Beyond it the
-    gradients are wrong too, before anything overflows: JAX differentiates ``x / s`` in ``s`` as
-    ``-x * s ** -2``, and ``s ** -2`` underflows to 0, so a normal density's derivative in its scale
-    loses its ``((z - mu) / s) ** 2`` term (-1 instead of -0.56 at ``z = -0.66 s``). iHMC's exact move
-    between coordinates carries that error from the centred half into the non-centred one,
-    multiplied by the chain rule (146 on the prior of a depth-3 funnel), and the non-centred half
-    diverged on 2,724 of its 4,000 steps there (docs/reliability_findings.md).
+    transitions divergent, while the warning blamed the posterior's curvature). Beyond it gradients
+    can be wrong before anything overflows: JAX differentiates ``x / s`` in ``s`` as ``-x * s ** -2``,
+    which underflows, so NumPyro's densities lose a term in their scale's derivative. The auxiliary
+    densities of rewritten sites divide stably (``families.standardised``; the cause of iHMC's
+    divergences on a depth-3 funnel's prior), but the model's other sites use NumPyro's.
     """
     worst, worst_ratio = None, 1.0
     for name, values in samples.items():
@@ -98,7 +96,7 @@ def near_overflow(samples: dict) -> tuple[str, float, np.dtype] | None:
 def _overflow_text(extreme: tuple[str, float, np.dtype]) -> str:
     name, reach, dtype = extreme
     return (f"{name}'s draws reach {reach:.2g}, beyond {np.sqrt(np.finfo(dtype).max):.2g} where a square overflows "
-            f"{np.dtype(dtype).name} and gradients lose terms, so the model's own values likely overflow near there")
+            f"{np.dtype(dtype).name} and derivatives may lose terms, so the model's own values likely overflow near there")
 
 
 def assess(
