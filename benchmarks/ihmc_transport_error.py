@@ -9,7 +9,8 @@ every iteration compares the non-centred state it holds (moved there from the ce
 non-centred half-steps are counted by whether the gradient they started from was off by more than
 1, and by how far the centred scale ``exp(z2)`` was past sqrt(float max), beyond which JAX's
 derivative of ``x / s`` in ``s`` (``-x * s ** -2``) underflows (docs/reliability_findings.md).
-Add ``--x64`` to run in float64.
+Add ``--x64`` to run in float64. ``results/ihmc_transport_error*_before.json`` are the runs at 95bdbb6,
+before the auxiliary densities divided stably (``families.standardised``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import subprocess
 from pathlib import Path
 
 import jax
@@ -80,6 +82,8 @@ def main(argv=None) -> int:
         "median_error_where_scale_past_sqrt_max": float(np.nanmedian(error[past])) if past.any() else None,
         "median_error_elsewhere": float(np.nanmedian(error[~past])) if (~past).any() else None,
         "machine": platform.processor() or platform.machine(), "jax": jax.__version__,
+        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                 cwd=Path(__file__).parent).stdout.strip(),
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
