@@ -96,17 +96,20 @@ _STANDARDISED: dict[type, type] = {}
 def standardised(cls, shape_params=()):
     """``cls`` with its log density computed as ``log p_1((x - loc) / scale) - log scale``.
 
-    The same density for every location-scale family here (``p_1`` is ``cls`` at loc 0 and scale 1,
+    (``log p_1(x / scale) - log scale`` for a scale family.) The same density for every family here (``p_1`` is ``cls`` at loc 0 and scale 1,
     with the shape parameters kept), with the quotient taken by `stable_divide`, so that its
     derivatives stay right where the scale passes sqrt(float max). Used for the auxiliary
     distributions, whose scales are the ones a latent sets; sampling is the parent class's.
     """
     if cls not in _STANDARDISED:
 
+        located = "loc" in cls.arg_constraints  # a pure scale family (HalfNormal) has no location
+
         def log_prob(self, value):
-            unit = cls(loc=jnp.zeros_like(self.loc), scale=jnp.ones_like(self.scale),
+            unit = cls(**({"loc": jnp.zeros_like(self.loc)} if located else {}), scale=jnp.ones_like(self.scale),
                        **{p: getattr(self, p) for p in shape_params})
-            return unit.log_prob(stable_divide(value - self.loc, self.scale)) - jnp.log(self.scale)
+            offset = value - self.loc if located else value
+            return unit.log_prob(stable_divide(offset, self.scale)) - jnp.log(self.scale)
 
         _STANDARDISED[cls] = type(f"Standardised{cls.__name__}", (cls,), {
             "log_prob": log_prob, "__doc__": f"{cls.__name__} with a stable scale derivative (`standardised`)."})
@@ -239,8 +242,10 @@ def _registry() -> tuple[Family, ...]:
         _loc_scale_family(dist.Logistic),
         _loc_scale_family(dist.Gumbel),
         _log_normal_family(),
-        _scale_family(dist.HalfNormal, lambda fn: fn.scale, dist.HalfNormal),
-        _scale_family(dist.HalfCauchy, lambda fn: fn.scale, dist.HalfCauchy),
+        _scale_family(dist.HalfNormal, lambda fn: fn.scale, standardised(dist.HalfNormal)),
+        _scale_family(dist.HalfCauchy, lambda fn: fn.scale, standardised(dist.HalfCauchy)),
+        # Exponential keeps NumPyro's density: it holds the rate 1 / s, whose derivative in s underflows
+        # past sqrt(float max) however it is divided.
         _scale_family(dist.Exponential, lambda fn: 1.0 / fn.rate, lambda s: dist.Exponential(1.0 / s)),
     ]
     if hasattr(dist, "SoftLaplace"):
