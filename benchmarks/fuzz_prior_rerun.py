@@ -14,7 +14,12 @@ Other methods on the same programs: ``--methods ncp/nuts,ihmc/hmc`` plans those 
 selected program (``--min-divergences N``: only programs whose stored cell diverged at least N
 times) at the seeds `autoreparam fuzz` would give them. They have no stored cell to compare with, so
 run the command twice, once under the old code (a ``git worktree`` of the older commit on
-``PYTHONPATH``) and once under the new, and pass the old rerun store as ``--compare``.
+``PYTHONPATH``) and once under the new, and pass the old rerun store as ``--compare``; without it
+the JSON reports the reruns alone (``before`` is null).
+
+Without a store (a fresh checkout has none): ``--generate 1500 --methods ihmc/hmc`` plans the cells
+for the family's programs among the first 1500 sampled programs of the corpus (`fuzz.mcmc_programs`,
+corpus ``--seed``), exactly the tasks `autoreparam fuzz --mcmc-n 1500` would plan for them.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import subprocess
 from pathlib import Path
 
 from autoreparam.benchmark.store import ResultStore
-from autoreparam.reliability.fuzz import run_fuzz_task
+from autoreparam.reliability.fuzz import MCMC_SETTINGS, _program, plan_fuzz, run_fuzz_task
 from autoreparam.reliability.methods import find_spec
 from autoreparam.reliability.runner import run_tasks, worker_environment
 
@@ -51,7 +56,9 @@ def _totals(outcomes: list[dict]) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("store", help="the prior-check store to rerun")
+    parser.add_argument("store", nargs="?", help="the prior-check store to rerun (or --generate)")
+    parser.add_argument("--generate", type=int, help="plan from the first N sampled corpus programs instead of a store")
+    parser.add_argument("--seed", type=int, default=0, help="corpus seed, with --generate")
     parser.add_argument("--family", required=True, help="rerun the cells of this generated family")
     parser.add_argument("--rerun", required=True, help="store the reruns here (resumable)")
     parser.add_argument("--methods", help="comma-separated method/kernel cells to plan instead of the stored ones")
@@ -61,9 +68,18 @@ def main(argv=None) -> int:
     parser.add_argument("--num-cpus", type=int, default=1)
     parser.add_argument("--out", required=True, help="JSON report")
     args = parser.parse_args(argv)
-    before = {r["key"]: r for r in ResultStore(args.store).records()
-              if r.get("kind") == "prior" and r.get("family") == args.family}
-    chosen = [before[key] for key in sorted(before) if before[key].get("divergences", 0) >= args.min_divergences]
+    if (args.store is None) == (args.generate is None):
+        parser.error("give a store or --generate N, not both")
+    if args.generate is not None and not args.methods:
+        parser.error("--generate plans new cells: name them with --methods")
+    if args.generate is not None:
+        chosen = [task for task in plan_fuzz(0, args.seed, args.generate, chunk=1, settings=MCMC_SETTINGS,
+                                             methods=args.methods.split(",")[:1], invariance=False)
+                  if _program(task["program"], args.seed).family == args.family]
+    else:
+        before = {r["key"]: r for r in ResultStore(args.store).records()
+                  if r.get("kind") == "prior" and r.get("family") == args.family}
+        chosen = [before[key] for key in sorted(before) if before[key].get("divergences", 0) >= args.min_divergences]
     tasks = [{field: record[field] for field in TASK_FIELDS} for record in chosen]
     if args.methods:
         labels = [find_spec(label).label for label in args.methods.split(",")]
@@ -71,6 +87,8 @@ def main(argv=None) -> int:
                  for task in tasks for label in labels]
     if args.compare:
         before = {r["key"]: r for r in ResultStore(args.compare).records()}
+    elif args.methods:  # planned cells have no stored one: report the reruns alone
+        before = {}
     else:
         before = {record["key"]: record for record in chosen}
     rerun = ResultStore(args.rerun)
@@ -78,14 +96,15 @@ def main(argv=None) -> int:
               desc=f"rerun: {args.family}", max_calls=10)
     planned = {task["key"] for task in tasks}
     after = {r["key"]: r for r in rerun.records() if r["key"] in planned}
-    keys = [key for key in sorted(before) if key in after]
-    rows = [{"program": before[k]["program"], "method": before[k]["method"],
-             "before": _outcome(before[k]), "after": _outcome(after[k])} for k in keys]
+    keys = [key for key in sorted(after) if key in before or not before]
+    rows = [{"program": after[k]["program"], "method": after[k]["method"],
+             "before": _outcome(before[k]) if before else None, "after": _outcome(after[k])} for k in keys]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    report = {"store": args.store, "rerun": args.rerun, "family": args.family, "rerun_at_commit": commit,
+    report = {"store": args.store, "generate": args.generate, "seed": args.seed, "rerun": args.rerun, "family": args.family, "rerun_at_commit": commit,
               "methods": args.methods, "min_divergences": args.min_divergences, "compare": args.compare,
-              "before": _totals([r["before"] for r in rows]), "after": _totals([r["after"] for r in rows]),
-              "changed_outcome": [r for r in rows if r["before"].get("failed") != r["after"].get("failed")],
+              "before": _totals([r["before"] for r in rows]) if before else None,
+              "after": _totals([r["after"] for r in rows]),
+              "changed_outcome": [r for r in rows if before and r["before"].get("failed") != r["after"].get("failed")],
               "programs": rows}
     Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
     print(json.dumps({"before": report["before"], "after": report["after"]}, indent=1))
