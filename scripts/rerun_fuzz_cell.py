@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 from autoreparam.corpus import generate_program
+from autoreparam.errors import AutoreparamError
 from autoreparam.reliability.methods import RunSettings, find_spec
 from autoreparam.reliability.prior import check_prior
 from autoreparam.reliability.sbc import stable_seed
@@ -35,10 +36,15 @@ def main() -> None:
     runs.append((f"stored seed, {args.longer}x draws", stored, RunSettings(4, 500, 1000 * args.longer)))
     rows = []
     for label, seed, settings in runs:
-        result = check_prior(program.text, program.data, find_spec(args.method), seed, settings)
-        rows.append({"run": label, "seed": seed, "num_samples": settings.num_samples,
-                     **{k: result[k] for k in ("min_adjusted_p", "worst", "failed", "trustworthy", "min_ess_bulk",
-                                               "max_r_hat", "divergences")}})
+        try:
+            result = check_prior(program.text, program.data, find_spec(args.method), seed, settings)
+        except AutoreparamError as error:  # a refused run (e.g. infinite draws) is a finding: record it, go on
+            rows.append({"run": label, "seed": seed, "num_samples": settings.num_samples,
+                         "error": f"{type(error).__name__}: {error}"})
+        else:
+            rows.append({"run": label, "seed": seed, "num_samples": settings.num_samples,
+                         **{k: result[k] for k in ("min_adjusted_p", "worst", "failed", "trustworthy", "min_ess_bulk",
+                                                   "max_r_hat", "divergences")}})
         print(rows[-1], flush=True)
     Path(args.out).write_text(json.dumps({"program": args.program, "family": program.family, "method": args.method,
                                           "text": program.text, "runs": rows}, indent=1) + "\n")
