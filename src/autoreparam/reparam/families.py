@@ -22,6 +22,7 @@ import numpy as np
 import numpyro.distributions as dist
 from numpyro.distributions import constraints
 from numpyro.distributions.transforms import ComposeTransform, ExpTransform, Transform
+from numpyro.distributions.util import validate_sample
 
 
 def _concrete(value) -> np.ndarray | None:
@@ -114,6 +115,36 @@ def standardised(cls, shape_params=()):
         _STANDARDISED[cls] = type(f"Standardised{cls.__name__}", (cls,), {
             "log_prob": log_prob, "__doc__": f"{cls.__name__} with a stable scale derivative (`standardised`)."})
     return _STANDARDISED[cls]
+
+
+class ScaledExponential(dist.Exponential):
+    """Exponential of scale ``s`` (rate ``1 / s``), log density ``-x / s - log s`` by `stable_divide`.
+
+    NumPyro's ``log(rate) - rate * x`` differentiates in ``s`` through ``rate = 1 / s``, whose
+    derivative ``-s ** -2`` is 0 in float32 once ``s`` passes 1.8e19, so d log p / d s loses its
+    ``x / s ** 2`` term as the normal's did (`stable_divide`). The auxiliary of an Exponential latent;
+    sampling is NumPyro's, from the rate.
+    """
+
+    pytree_data_fields = ("scale",)
+
+    def __init__(self, scale, *, validate_args=None):
+        self.scale = scale
+        super().__init__(rate=1.0 / scale, validate_args=validate_args)
+
+    @validate_sample
+    def log_prob(self, value):
+        return -stable_divide(value, self.scale) - jnp.log(self.scale)
+
+
+_STANDARDISED[dist.Exponential] = ScaledExponential  # so that `_is(dist.Exponential)` knows it
+
+
+def _exponential_scale(fn):
+    """``1 / rate`` by `stable_divide`: its derivative ``-(1 / rate) d rate / rate`` never squares the rate."""
+    if isinstance(fn, ScaledExponential):
+        return fn.scale
+    return stable_divide(jnp.ones_like(fn.rate), fn.rate)
 
 
 class PartialCentringTransform(Transform):
@@ -244,9 +275,7 @@ def _registry() -> tuple[Family, ...]:
         _log_normal_family(),
         _scale_family(dist.HalfNormal, lambda fn: fn.scale, standardised(dist.HalfNormal)),
         _scale_family(dist.HalfCauchy, lambda fn: fn.scale, standardised(dist.HalfCauchy)),
-        # Exponential keeps NumPyro's density: it holds the rate 1 / s, whose derivative in s underflows
-        # past sqrt(float max) however it is divided.
-        _scale_family(dist.Exponential, lambda fn: 1.0 / fn.rate, lambda s: dist.Exponential(1.0 / s)),
+        _scale_family(dist.Exponential, _exponential_scale, ScaledExponential),
     ]
     if hasattr(dist, "SoftLaplace"):
         families.append(_loc_scale_family(dist.SoftLaplace))
