@@ -9,7 +9,7 @@ Gumbel, log-normal or exponential latent. Here each of the ten families of `repa
 one small program with no data, its location and log scale latent (as in a funnel,
 ``z ~ D(m, exp(s))``; scale families ``z ~ D(exp(s))``, the exponential by its rate ``exp(-s)``), and
 `reliability.prior.check_prior` (Holm-corrected PIT tests against prior draws, family-wise alpha
-0.001; 4 chains x 500 warm-up + 1000 draws) runs it under each method. A failure `infer` did not
+0.001; 4 chains x 500 warm-up + 1000 draws) runs it under every method and kernel. A failure `infer` did not
 flag is a silent one. Resumable: each cell is written to the store as it finishes.
 """
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from autoreparam.benchmark.store import ResultStore
 from autoreparam.reliability.fuzz import MCMC_SETTINGS, _guarded
-from autoreparam.reliability.methods import RunSettings, find_spec
+from autoreparam.reliability.methods import RunSettings, find_spec, method_specs
 from autoreparam.reliability.prior import check_prior
 from autoreparam.reliability.runner import run_tasks, worker_environment
 from autoreparam.reliability.sbc import stable_seed
@@ -33,7 +33,6 @@ LOCATED = {"normal": "normal(m, exp(s))", "student_t": "student_t(4, m, exp(s))"
            "lognormal": "lognormal(m, exp(s))"}
 SCALED = {"half_normal": "half_normal(exp(s))", "half_cauchy": "half_cauchy(exp(s))",
           "exponential": "exponential(exp(-s))"}
-METHODS = ("cp/nuts", "ncp/nuts", "vip/nuts", "given_0.3/nuts", "ihmc/hmc", "auto/nuts", "meta/nuts")
 
 
 def program_text(family: str) -> str:
@@ -69,7 +68,8 @@ def _totals(records: list[dict]) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="store of the cells (resumable)")
-    parser.add_argument("--methods", default=",".join(METHODS), help="comma-separated method/kernel labels")
+    parser.add_argument("--methods", default=",".join(s.label for s in method_specs(include_control=False)),
+                        help="comma-separated method/kernel labels (default: every method and kernel)")
     parser.add_argument("--num-cpus", type=int, default=1)
     parser.add_argument("--report", required=True, help="JSON report")
     args = parser.parse_args(argv)
