@@ -30,7 +30,8 @@ import subprocess
 from pathlib import Path
 
 from autoreparam.benchmark.store import ResultStore
-from autoreparam.reliability.fuzz import MCMC_SETTINGS, _program, plan_fuzz, run_fuzz_task
+from autoreparam.corpus import generate_program
+from autoreparam.reliability.fuzz import MCMC_SETTINGS, plan_fuzz, run_fuzz_task
 from autoreparam.reliability.methods import find_spec
 from autoreparam.reliability.runner import run_tasks, worker_environment
 
@@ -69,13 +70,15 @@ def main(argv=None) -> int:
     parser.add_argument("--out", required=True, help="JSON report")
     args = parser.parse_args(argv)
     if (args.store is None) == (args.generate is None):
-        parser.error("give a store or --generate N, not both")
+        parser.error("give exactly one of a store and --generate N")
     if args.generate is not None and not args.methods:
         parser.error("--generate plans new cells: name them with --methods")
+    if args.generate is not None and args.min_divergences:
+        parser.error("--min-divergences selects by a stored cell's divergences: it needs a store, not --generate")
     if args.generate is not None:
         chosen = [task for task in plan_fuzz(0, args.seed, args.generate, chunk=1, settings=MCMC_SETTINGS,
                                              methods=args.methods.split(",")[:1], invariance=False)
-                  if _program(task["program"], args.seed).family == args.family]
+                  if generate_program(task["program"], args.seed)[1].family == args.family]
     else:
         before = {r["key"]: r for r in ResultStore(args.store).records()
                   if r.get("kind") == "prior" and r.get("family") == args.family}
@@ -100,7 +103,7 @@ def main(argv=None) -> int:
     rows = [{"program": after[k]["program"], "method": after[k]["method"],
              "before": _outcome(before[k]) if before else None, "after": _outcome(after[k])} for k in keys]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    report = {"store": args.store, "generate": args.generate, "seed": args.seed, "rerun": args.rerun, "family": args.family, "rerun_at_commit": commit,
+    report = {"store": args.store, "generate": args.generate, "seed": args.seed if args.generate is not None else None, "rerun": args.rerun, "family": args.family, "rerun_at_commit": commit,
               "methods": args.methods, "min_divergences": args.min_divergences, "compare": args.compare,
               "before": _totals([r["before"] for r in rows]) if before else None,
               "after": _totals([r["after"] for r in rows]),
