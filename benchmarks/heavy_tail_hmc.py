@@ -59,7 +59,8 @@ def main(argv=None) -> int:
                 warnings.simplefilter("ignore")
                 record = check_prior(text, {}, spec, seed, MCMC_SETTINGS)
             draws = MCMC_SETTINGS.num_chains * MCMC_SETTINGS.num_samples
-            row = {"cell": label, "seed": seed, "family_prior_seed": seed == stored_seed[label], **{f: record[f] for f in FIELDS},
+            row = {"cell": label, "seed": seed, "family_prior_seed": seed == stored_seed[label],
+                   **{f: record[f] for f in FIELDS},
                    "gradients_per_draw": record["grad_evals"] / draws}
             rows.append(row)
             print(label, seed, {k: row[k] for k in ("failed", "trustworthy", "max_r_hat", "min_ess_bulk",
