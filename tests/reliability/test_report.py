@@ -252,3 +252,17 @@ def test_invariance_checks_at_own_seeds_are_reported_beside_those_at_one_seed_an
     assert "| cp vs ncp | 2 | 1 | 2 | 1 |" in text[one_seed:own_seeds]  # the carried table
     assert "| cp vs ncp | 3 | 0 | 3 | 0 |" in text[own_seeds:]
     assert render_reliability_from_summary(out).read_text() == text
+
+
+def test_a_carried_check_keeps_the_commands_written_with_an_absolute_out_folder():
+    """A pass run with ``--out /abs/path/results/x`` made the summary's folder ``results/x``; carrying
+    that check kept only the commands whose ``--out`` was the same string (one was lost in use)."""
+    from autoreparam.reliability.carry import made_in
+
+    absolute = "2026-12-03T06:16Z 26cd909 autoreparam fuzz --out /work/main/results/inv_own_seeds --n 0"
+    relative = "2026-12-03T05:31Z 4cede86 autoreparam fuzz --out results/inv_own_seeds --n 0"
+    assert made_in(absolute, ["results/inv_own_seeds"]) and made_in(relative, ["results/inv_own_seeds"])
+    assert not made_in(absolute, ["results/own_seeds"])  # a suffix of a name is not the folder
+    assert not made_in(absolute, ["results/inv"])
+    assert not made_in("autoreparam fuzz --n 0", ["results/inv_own_seeds"])
+    assert made_in("x --out /a/results/inv_own_seeds/ --n 0", ["/a/results/inv_own_seeds"])

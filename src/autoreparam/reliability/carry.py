@@ -24,6 +24,20 @@ def _out_folder(command: str) -> str | None:
     return match.group(1) if match else None
 
 
+def made_in(command: str, folders) -> bool:
+    """Whether ``command`` wrote into one of ``folders``, its ``--out`` given relative or absolute.
+
+    A pass started with ``--out /work/main/results/inv_own_seeds`` belongs to the folder the summary
+    names ``results/inv_own_seeds``: compared as equal strings, carrying that check dropped the
+    command from the document's list (found in use, 2026-12-06).
+    """
+    out = _out_folder(command)
+    if out is None:
+        return False
+    out = out.rstrip("/")
+    return any(out == f.rstrip("/") or (not f.startswith("/") and out.endswith("/" + f.rstrip("/"))) for f in folders)
+
+
 def carry_fuzz_checks(previous: dict, fresh: dict, folders, fresh_settings: dict) -> tuple[dict, list, list, list]:
     """Merge the previous summary's checks read from ``folders`` into the ``fresh`` fuzzing section.
 
@@ -52,5 +66,5 @@ def carry_fuzz_checks(previous: dict, fresh: dict, folders, fresh_settings: dict
     for listing in ("failures", "errors"):
         rows = fresh.get(listing, []) + [r for r in old.get(listing, []) if r["invariant"] in carried]
         merged[listing] = sorted(rows, key=lambda r: INVARIANTS.index(r["invariant"]))  # stable: program order kept
-    commands = [c for c in previous.get("commands", {}).get("fuzz", []) if _out_folder(c) in folders]
+    commands = [c for c in previous.get("commands", {}).get("fuzz", []) if made_in(c, folders)]
     return merged, carried, commands, list(folders)
