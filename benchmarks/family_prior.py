@@ -33,6 +33,7 @@ LOCATED = {"normal": "normal(m, exp(s))", "student_t": "student_t(4, m, exp(s))"
            "lognormal": "lognormal(m, exp(s))"}
 SCALED = {"half_normal": "half_normal(exp(s))", "half_cauchy": "half_cauchy(exp(s))",
           "exponential": "exponential(exp(-s))"}
+FAMILIES = list(LOCATED) + list(SCALED)  # the plan's order: a cell's seed is drawn from its family's index here
 
 
 def program_text(family: str) -> str:
@@ -45,10 +46,9 @@ def program_text(family: str) -> str:
 
 
 def plan(methods) -> list[dict]:
-    families = list(LOCATED) + list(SCALED)
     return [{"key": f"family__{family}__{label.replace('/', '-')}", "family": family, "method": label,
              "seed": stable_seed("family_prior", 0, index, label), "settings": asdict(MCMC_SETTINGS)}
-            for index, family in enumerate(families) for label in methods]
+            for index, family in enumerate(FAMILIES) for label in methods]
 
 
 def run_cell(task: dict) -> dict:
@@ -84,7 +84,7 @@ def main(argv=None) -> int:
               "min_ess_bulk", "ran_as", "seconds", "warnings")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     report = {"commit": commit, "settings": asdict(MCMC_SETTINGS), "methods": methods, "total": _totals(records),
-              "programs": {family: program_text(family) for family in list(LOCATED) + list(SCALED)},
+              "programs": {family: program_text(family) for family in FAMILIES},
               "cells": [{"family": r["family"], "method": r["method"], **{f: r[f] for f in fields if f in r}}
                         for r in records]}
     Path(args.report).write_text(json.dumps(report, indent=1) + "\n")

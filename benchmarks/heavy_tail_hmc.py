@@ -27,14 +27,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from family_prior import LOCATED, SCALED, program_text  # noqa: E402
+from family_prior import FAMILIES, program_text  # noqa: E402
 
 from autoreparam.reliability.fuzz import MCMC_SETTINGS  # noqa: E402
 from autoreparam.reliability.methods import find_spec  # noqa: E402
 from autoreparam.reliability.prior import check_prior  # noqa: E402
 from autoreparam.reliability.sbc import stable_seed  # noqa: E402
 
-FAMILIES = list(LOCATED) + list(SCALED)  # family_prior.plan's order, which its seeds are drawn by
 CELLS = ("meta/hmc", "ncp/hmc", "meta/nuts", "ncp/nuts")
 FIELDS = ("failed", "trustworthy", "min_adjusted_p", "worst", "max_r_hat", "min_ess_bulk", "divergences",
           "grad_evals", "mean_lambda", "seconds")
@@ -50,6 +49,7 @@ def main(argv=None) -> int:
     text = program_text(args.family)
     family_index = FAMILIES.index(args.family)
     stored_seed = {label: stable_seed("family_prior", 0, family_index, label) for label in args.cells.split(",")}
+    draws = MCMC_SETTINGS.num_chains * MCMC_SETTINGS.num_samples
     rows = []
     for label in args.cells.split(","):
         spec = find_spec(label)
@@ -58,7 +58,6 @@ def main(argv=None) -> int:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 record = check_prior(text, {}, spec, seed, MCMC_SETTINGS)
-            draws = MCMC_SETTINGS.num_chains * MCMC_SETTINGS.num_samples
             row = {"cell": label, "seed": seed, "family_prior_seed": seed == stored_seed[label],
                    **{f: record[f] for f in FIELDS},
                    "gradients_per_draw": record["grad_evals"] / draws}
